@@ -1,0 +1,143 @@
+package dev.jpipeline;
+
+import java.lang.foreign.MemorySegment;
+import java.util.Objects;
+
+/**
+ * Asynchronous copies whose completion is tracked by a pipeline stage or a barrier phase: mirrors
+ * {@code cuda::memcpy_async}, thread and group forms, with a {@code size_t} or {@code aligned_size_t} size.
+ *
+ * <p>Each call copies {@code bytes} bytes from the start of {@code src} to the start of {@code dst} (slice
+ * the segments for offsets; {@code MemorySegment.ofArray(...)} wraps heap arrays). With a pipeline, the copy
+ * belongs to the calling thread's acquired head stage: consumers of that stage see the data once their
+ * {@code consumerWait} returns. With a barrier, the copy belongs to the barrier's current phase.
+ *
+ * <p>The group form is cooperative: every thread of {@code group} calls it with the same arguments, and each
+ * copies its own contiguous share (rank r copies the r-th of {@code size} alignment-preserving slices), like
+ * CUDA's device path, which spreads the copy over the group's ranks. (CUDA's host path has rank 0 copy it all.)
+ *
+ * <p>Checked rules (undefined behaviour in CUDA; {@link IllegalArgumentException} here): {@code bytes} not
+ * negative and within both segments; the destination writable; source and destination ranges not
+ * overlapping (adjacent is fine); with an {@link AlignedSize}, both segments aligned to its alignment. Copying
+ * into a pipeline needs an active handle that has acquired its head stage ({@link IllegalStateException}).
+ *
+ * <p>Memory consistency effects: the copy's writes happen-before actions of any thread after its wait for the
+ * stage (or barrier phase) the copy belongs to.
+ *
+ * @return {@link AsyncContractFulfillment#NONE} when the copy completed before the call returned, as it does
+ *         for every copy today; {@link AsyncContractFulfillment#ASYNC} when it is still in flight
+ */
+public final class MemcpyAsync {
+
+    private MemcpyAsync() {
+    }
+
+    /** {@code cuda::memcpy_async(dst, src, size, pipe)}. */
+    public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, long bytes,
+                                                       Pipeline pipe) {
+        return intoPipeline(null, dst, src, bytes, 1, pipe);
+    }
+
+    /** {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), pipe)}. */
+    public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, AlignedSize bytes,
+                                                       Pipeline pipe) {
+        return intoPipeline(null, dst, src, bytes.bytes(), bytes.alignment(), pipe);
+    }
+
+    /** {@code cuda::memcpy_async(group, dst, src, size, pipe)}: cooperative. */
+    public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
+                                                       long bytes, Pipeline pipe) {
+        return intoPipeline(Objects.requireNonNull(group, "group"), dst, src, bytes, 1, pipe);
+    }
+
+    /** {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), pipe)}: cooperative. */
+    public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
+                                                       AlignedSize bytes, Pipeline pipe) {
+        return intoPipeline(Objects.requireNonNull(group, "group"), dst, src, bytes.bytes(), bytes.alignment(),
+            pipe);
+    }
+
+    /** {@code cuda::memcpy_async(dst, src, size, barrier)}. */
+    public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, long bytes,
+                                                       Barrier barrier) {
+        return intoBarrier(null, dst, src, bytes, 1, barrier);
+    }
+
+    /** {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), barrier)}. */
+    public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, AlignedSize bytes,
+                                                       Barrier barrier) {
+        return intoBarrier(null, dst, src, bytes.bytes(), bytes.alignment(), barrier);
+    }
+
+    /** {@code cuda::memcpy_async(group, dst, src, size, barrier)}: cooperative. */
+    public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
+                                                       long bytes, Barrier barrier) {
+        return intoBarrier(Objects.requireNonNull(group, "group"), dst, src, bytes, 1, barrier);
+    }
+
+    /** {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), barrier)}: cooperative. */
+    public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
+                                                       AlignedSize bytes, Barrier barrier) {
+        return intoBarrier(Objects.requireNonNull(group, "group"), dst, src, bytes.bytes(), bytes.alignment(),
+            barrier);
+    }
+
+    private static AsyncContractFulfillment intoPipeline(Group group, MemorySegment dst, MemorySegment src,
+                                                         long bytes, long alignment, Pipeline pipe) {
+        Objects.requireNonNull(pipe, "pipe");
+        long[] share = share(group, dst, src, bytes, alignment);
+        return pipe.copy(dst.asSlice(share[0], share[1]), src.asSlice(share[0], share[1]));
+    }
+
+    private static AsyncContractFulfillment intoBarrier(Group group, MemorySegment dst, MemorySegment src,
+                                                        long bytes, long alignment, Barrier barrier) {
+        Objects.requireNonNull(barrier, "barrier");
+        long[] share = share(group, dst, src, bytes, alignment);
+        MemorySegment.copy(src, share[0], dst, share[0], share[1]);
+        return AsyncContractFulfillment.NONE;
+    }
+
+    /** Validates the copy and returns this thread's share of it as {offset, length}. */
+    private static long[] share(Group group, MemorySegment dst, MemorySegment src, long bytes, long alignment) {
+        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(src, "src");
+        if (bytes < 0) {
+            throw new IllegalArgumentException("memcpy_async byte count must not be negative, got " + bytes);
+        }
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("memcpy_async destination is read-only");
+        }
+        if (bytes > dst.byteSize() || bytes > src.byteSize()) {
+            throw new IllegalArgumentException("memcpy_async of " + bytes + " bytes runs past the end of the "
+                + (bytes > dst.byteSize() ? "destination (" + dst.byteSize() : "source (" + src.byteSize())
+                + " bytes)");
+        }
+        if (dst.maxByteAlignment() < alignment || src.maxByteAlignment() < alignment) {
+            throw new IllegalArgumentException("memcpy_async with AlignedSize alignment " + alignment
+                + " needs both segments " + alignment + "-byte aligned; destination alignment is "
+                + dst.maxByteAlignment() + ", source alignment is " + src.maxByteAlignment());
+        }
+        if (bytes > 0 && dst.asSlice(0, bytes).asOverlappingSlice(src.asSlice(0, bytes)).isPresent()) {
+            throw new IllegalArgumentException("memcpy_async source and destination overlap: " + bytes
+                + " bytes at " + describe(src) + " and at " + describe(dst));
+        }
+        if (group == null) {
+            return new long[] {0, bytes};
+        }
+        int n = group.size();
+        int rank = group.threadRank();
+        if (n < 1 || rank < 0 || rank >= n) {
+            throw new IllegalArgumentException("memcpy_async group rank must be in 0.." + (n - 1) + " with group "
+                + "size " + n + ", got rank " + rank);
+        }
+        long units = bytes / alignment;
+        long perRank = (units + n - 1) / n * alignment;
+        long from = Math.min(bytes, rank * perRank);
+        return new long[] {from, Math.min(bytes, from + perRank) - from};
+    }
+
+    private static String describe(MemorySegment segment) {
+        return segment.isNative() ? "address 0x" + Long.toHexString(segment.address())
+            : "heap offset " + segment.address();
+    }
+}

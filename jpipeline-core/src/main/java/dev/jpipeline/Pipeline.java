@@ -1,0 +1,232 @@
+package dev.jpipeline;
+
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+
+/**
+ * One thread's handle on a staged producer/consumer pipeline: mirrors {@code cuda::pipeline<Scope>}.
+ *
+ * <pre>
+ *            producerAcquire()  memcpyAsync(..)  producerCommit()
+ *   producers ------------------&gt; [ stage 0 ][ stage 1 ] ... [ stage S-1 ] ----&gt; consumers
+ *            &lt;------------------------------------------------------------------
+ *                     consumerRelease()          consumerWait() / WaitFor / WaitUntil
+ * </pre>
+ *
+ * <p>Batch b uses stage {@code b mod S}. Producers collectively acquire the head stage (waiting until its
+ * previous batch has been released by every consumer), submit copies to it and commit it; consumers
+ * collectively wait for the tail stage (until every producer has committed it), use it and release it.
+ * Each participating thread has its own handle; a handle is not to be shared between threads.
+ *
+ * <p>Kinds, as in CUDA:
+ * <ul>
+ *   <li>{@link #make()}: a thread-scope pipeline ({@code cuda::make_pipeline()}); no shared state, never
+ *       blocks on other threads; it tracks the calling thread's own batches.</li>
+ *   <li>{@link #make(Group, PipelineSharedState)}: unified: every thread both produces and consumes.</li>
+ *   <li>{@link #make(Group, PipelineSharedState, int)} and {@link #make(Group, PipelineSharedState,
+ *       PipelineRole)}: partitioned: each thread is either a producer or a consumer.</li>
+ * </ul>
+ *
+ * <p>Memory consistency effects: actions of a producer before {@code producerCommit()} of a batch
+ * happen-before actions of a consumer after its {@code consumerWait()} for that batch returns (or its timed
+ * wait returns {@code true}); actions of a consumer before {@code consumerRelease()} of a batch happen-before
+ * actions of a producer after its {@code producerAcquire()} of that stage's next batch returns.
+ *
+ * <p>Deliberate differences from CUDA (where upstream is undefined or hangs):
+ * <ul>
+ *   <li>Roles are enforced: a producer calling a consumer operation or the reverse, an operation after
+ *       {@link #quit()}, a commit without an acquire, and a release without a completed wait throw
+ *       {@link IllegalStateException} naming the rule, the thread's rank and role, and the stage. A unified
+ *       thread that would wait for itself (an acquire with S batches of its own unreleased, or a wait for a
+ *       batch it has not committed) throws instead of deadlocking.</li>
+ *   <li>{@link #quit()} drops the thread's future arrivals, so the remaining threads proceed; waiting for a
+ *       batch that no remaining producer will commit (or a stage no remaining consumer will release) throws.</li>
+ *   <li>Timed waits follow Java: a zero or negative timeout, or a past deadline, polls once.</li>
+ *   <li>Waits are uninterruptible like CUDA's; the {@code *Interruptibly} variants throw
+ *       {@link InterruptedException}.</li>
+ * </ul>
+ */
+public abstract sealed class Pipeline implements AutoCloseable permits SharedStatePipeline, ThreadScopePipeline {
+
+    Pipeline() {
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Creation
+
+    /** {@code cuda::make_pipeline()}: a thread-scope pipeline for the calling thread. */
+    public static Pipeline make() {
+        return new ThreadScopePipeline();
+    }
+
+    /**
+     * {@code cuda::make_pipeline(group, &state)}: a unified pipeline in which every thread of {@code group}
+     * produces and consumes. Collective: every thread of the group must call it with the same state; it
+     * synchronizes the group once.
+     *
+     * @throws IllegalArgumentException when an argument breaks a rule (see {@link PipelineSharedState})
+     */
+    public static Pipeline make(Group group, PipelineSharedState state) {
+        return SharedStatePipeline.makeUnified(group, state);
+    }
+
+    /**
+     * {@code cuda::make_pipeline(group, &state, producer_count)}: a partitioned pipeline with
+     * {@code producerCount} producers; the rest of the group consume. As in CUDA the library does not choose
+     * which threads produce: the caller must make exactly {@code producerCount} threads call only producer
+     * operations. Collective; it synchronizes the group once.
+     *
+     * @throws IllegalArgumentException when {@code producerCount} is outside {@code 1..size-1}, or differs from
+     *                                  the count another thread of the group passed
+     */
+    public static Pipeline make(Group group, PipelineSharedState state, int producerCount) {
+        return SharedStatePipeline.makeByCount(group, state, producerCount);
+    }
+
+    /**
+     * {@code cuda::make_pipeline(group, &state, role)}: a partitioned pipeline in which each thread states its
+     * own role; the producer and consumer counts are derived from the roles. Collective; it synchronizes the
+     * group three times.
+     *
+     * @throws IllegalArgumentException (in every thread) when all threads chose the same role
+     */
+    public static Pipeline make(Group group, PipelineSharedState state, PipelineRole role) {
+        return SharedStatePipeline.makeByRole(group, state, role);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Producer side
+
+    /**
+     * {@code producer_acquire()}: waits until the head stage is free (every consumer has released its previous
+     * batch); the first round never waits. Idempotent until the next commit. Uninterruptible.
+     *
+     * @throws IllegalStateException when the thread is not a producer, has quit, would wait for itself, or no
+     *                               consumer is left to release the stage
+     */
+    public abstract void producerAcquire();
+
+    /** Like {@link #producerAcquire()}, but an interrupt ends the wait. */
+    public abstract void producerAcquireInterruptibly() throws InterruptedException;
+
+    /**
+     * {@code producer_commit()}: commits the head stage (its copies included) and advances the head. Never
+     * waits for other threads.
+     *
+     * @throws IllegalStateException when the thread is not a producer, has quit, or has not acquired the stage
+     */
+    public abstract void producerCommit();
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Consumer side
+
+    /**
+     * {@code consumer_wait()}: waits until every producer has committed the tail stage. Idempotent until the
+     * next release. Uninterruptible.
+     *
+     * @throws IllegalStateException when the thread is not a consumer, has quit, would wait for a batch it has
+     *                               not committed itself, or no producer is left to commit the stage
+     */
+    public abstract void consumerWait();
+
+    /** Like {@link #consumerWait()}, but an interrupt ends the wait. */
+    public abstract void consumerWaitInterruptibly() throws InterruptedException;
+
+    /**
+     * {@code consumer_wait_for(duration)}: {@link #consumerWait()} with a time limit. A ready stage always
+     * returns {@code true}; a zero or negative timeout polls once (CUDA waits forever on zero). Does not
+     * release: after {@code true}, call {@link #consumerRelease()}.
+     *
+     * @return whether the stage is ready
+     */
+    public abstract boolean consumerWaitFor(Duration timeout);
+
+    /**
+     * {@code consumer_wait_until(time_point)}: {@link #consumerWaitFor(Duration)} until {@code deadline}; the
+     * remaining time is computed once, on entry, as CUDA does. A past deadline polls once.
+     *
+     * @return whether the stage is ready
+     */
+    public abstract boolean consumerWaitUntil(Instant deadline);
+
+    /**
+     * {@code consumer_release()}: releases the tail stage to the producers and advances the tail. Never waits.
+     *
+     * @throws IllegalStateException when the thread is not a consumer, has quit, or has not completed a wait
+     *                               for the stage
+     */
+    public abstract void consumerRelease();
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Leaving
+
+    /**
+     * {@code quit()}: this thread leaves the pipeline. Its future arrivals are dropped from the stage barriers
+     * so the remaining threads proceed normally (CUDA only gives up ownership, so peers hang). Exactly one
+     * handle of the group gets {@code true}: the last owner to quit. Idempotent per handle: a second call
+     * returns {@code false} and changes nothing. A thread-scope pipeline always returns {@code true}.
+     */
+    public abstract boolean quit();
+
+    /** The destructor {@code ~pipeline()}: quits if this handle has not quit yet. */
+    @Override
+    public final void close() {
+        if (isActive()) {
+            quit();
+        }
+    }
+
+    /** Whether this handle has not quit. */
+    public abstract boolean isActive();
+
+    /** The scope of the pipeline. */
+    public abstract ThreadScope scope();
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Free functions of the thread-scope pipeline
+
+    /**
+     * {@code cuda::pipeline_consumer_wait_prior<prior>(pipe)}: waits until every committed batch except the
+     * {@code prior} most recent ones is complete, and releases them ({@code tail = head - prior}). A
+     * following {@link #consumerRelease()} is accepted and has no further effect. Defined only for
+     * thread-scope pipelines, as in CUDA. Values above 8 behave as 8 (CUDA's hardware limit).
+     *
+     * @throws IllegalArgumentException when {@code pipe} is not thread-scope or {@code prior} is negative
+     */
+    public static void consumerWaitPrior(Pipeline pipe, int prior) {
+        threadScope(pipe, "pipeline_consumer_wait_prior").waitPrior(prior);
+    }
+
+    /**
+     * {@code cuda::pipeline_producer_commit(pipe, barrier)}: ties the calling thread's outstanding copies to
+     * {@code barrier}'s current phase, so that the phase cannot complete before they land, without arriving
+     * (net zero arrivals), without committing a batch and without moving the head. Defined only for
+     * thread-scope pipelines, as in CUDA. With copies that have already landed there is nothing to tie.
+     *
+     * @throws IllegalArgumentException when {@code pipe} is not thread-scope
+     */
+    public static void producerCommit(Pipeline pipe, Barrier barrier) {
+        Objects.requireNonNull(barrier, "barrier");
+        threadScope(pipe, "pipeline_producer_commit").attachCopiesTo(barrier);
+    }
+
+    private static ThreadScopePipeline threadScope(Pipeline pipe, String function) {
+        Objects.requireNonNull(pipe, "pipe");
+        if (pipe instanceof ThreadScopePipeline t) {
+            return t;
+        }
+        throw new IllegalArgumentException(function + " is defined only for thread-scope pipelines "
+            + "(Pipeline.make()), not for a " + pipe.scope() + "-scope pipeline");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // The copy seam used by MemcpyAsync
+
+    /**
+     * Performs (or schedules) this thread's part of a {@code memcpy_async} into the head stage. The arguments
+     * have been validated; {@code dst} and {@code src} are already sliced to this thread's part.
+     */
+    abstract AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src);
+}
