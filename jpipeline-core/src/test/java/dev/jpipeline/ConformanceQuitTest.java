@@ -1,0 +1,220 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** Conformance scenarios 29-34 (libcudacxx-pipeline-semantics.md §15 D: quit and close). */
+class ConformanceQuitTest {
+
+    @Test
+    void s29_exactlyOneQuitReturnsTrue() {
+        for (int n : new int[] {1, 2, 64}) {
+            for (int trial = 0; trial < 5; trial++) {
+                PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+                AtomicInteger trues = new AtomicInteger();
+                long seed = 31L * n + trial;
+                Teams.run(n, g -> {
+                    Pipeline pipe = Pipeline.make(g, state);
+                    Teams.sleepMicros(new Random(seed + g.threadRank()).nextInt(2000));   // any quit order
+                    if (pipe.quit()) {
+                        trues.incrementAndGet();
+                    }
+                    assertFalse(pipe.quit(), "a second quit on the same handle changes nothing");
+                });
+                assertEquals(1, trues.get(), "group of " + n);
+            }
+        }
+    }
+
+    /**
+     * Deliberate difference: upstream's quit keeps the quitter's arrivals expected, so rank 0's wait times out
+     * (false) there. jpipeline drops them, as the documentation promises ("the remaining participating
+     * threads can proceed normally"), so rank 0's commit alone completes stage 0.
+     */
+    @Test
+    void s30_quitLetsTheOthersProceed() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicInteger waited = new AtomicInteger(-1);
+        AtomicInteger lastQuit = new AtomicInteger(-1);
+        Teams.run(2, g -> {
+            Pipeline pipe = Pipeline.make(g, state);
+            if (g.threadRank() == 1) {
+                assertFalse(pipe.quit());
+            }
+            g.sync();
+            if (g.threadRank() == 0) {
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                waited.set(pipe.consumerWaitFor(Duration.ofMillis(100)) ? 1 : 0);
+                pipe.consumerRelease();
+                pipe.producerAcquire();           // rank 1's release is no longer needed either
+                pipe.producerCommit();
+                lastQuit.set(pipe.quit() ? 1 : 0);
+            }
+        });
+        assertEquals(1, waited.get());
+        assertEquals(1, lastQuit.get());
+    }
+
+    @Test
+    void s31_closeAfterQuitDoesNothingAndCloseQuits() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicInteger secondIsLast = new AtomicInteger(-1);
+        Teams.run(2, g -> {
+            Pipeline pipe = Pipeline.make(g, state);
+            if (g.threadRank() == 0) {
+                assertFalse(pipe.quit());
+                pipe.close();                       // no second decrement
+            }
+            g.sync();
+            if (g.threadRank() == 1) {
+                secondIsLast.set(pipe.quit() ? 1 : 0);
+            }
+        });
+        assertEquals(1, secondIsLast.get());
+
+        PipelineSharedState other = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Teams.run(3, g -> {
+            try (Pipeline pipe = Pipeline.make(g, other)) {
+                assertTrue(pipe.isActive());
+            }
+        });
+        assertEquals(0, other.ring().owners(), "close without quit is a quit");
+    }
+
+    @Test
+    void s32_staleHandlesThrowAfterTheLastQuit() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+        assertTrue(pipe.quit());
+        IllegalStateException e = assertThrows(IllegalStateException.class, pipe::producerAcquire);
+        assertTrue(e.getMessage().contains("producer_acquire after quit"), e.getMessage());
+        assertThrows(IllegalStateException.class, pipe::producerCommit);
+        assertThrows(IllegalStateException.class, pipe::consumerWait);
+        assertThrows(IllegalStateException.class, () -> pipe.consumerWaitFor(Duration.ofMillis(1)));
+        assertThrows(IllegalStateException.class, pipe::consumerRelease);
+    }
+
+    @Test
+    void s33_producerQuitsAfterItsLastCommit() {
+        int batches = 20;
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicInteger consumed = new AtomicInteger();
+        AtomicInteger lastOwners = new AtomicInteger();
+        Teams.run(3, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 1);
+            if (g.threadRank() == 0) {
+                for (int b = 0; b < batches; b++) {
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                }
+                assertFalse(pipe.quit(), "consumers still own the pipeline");
+            } else {
+                for (int b = 0; b < batches; b++) {
+                    pipe.consumerWait();
+                    consumed.incrementAndGet();
+                    pipe.consumerRelease();
+                }
+                if (pipe.quit()) {
+                    lastOwners.incrementAndGet();
+                }
+            }
+        });
+        assertEquals(2 * batches, consumed.get());
+        assertEquals(1, lastOwners.get());
+    }
+
+    @Test
+    void s34_threadScopeQuitIsAlwaysTrue() {
+        Pipeline pipe = Pipeline.make();
+        assertTrue(pipe.quit());
+        assertTrue(pipe.quit());
+        pipe.close();
+        assertTrue(pipe.quit());
+    }
+
+    // ---- jpipeline's quit guarantees beyond the scenarios ---------------------------------------------------
+
+    @Test
+    void waitingForABatchNoProducerWillCommitThrows() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicInteger outcome = new AtomicInteger();
+        Teams.run(2, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 1);
+            if (g.threadRank() == 0) {
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                Teams.sleepMillis(50);       // let the consumer block on batch 1 first
+                pipe.quit();
+            } else {
+                pipe.consumerWait();
+                pipe.consumerRelease();
+                IllegalStateException e = assertThrows(IllegalStateException.class, pipe::consumerWait);
+                assertTrue(e.getMessage().contains("no producer is left"), e.getMessage());
+                outcome.set(1);
+                assertTrue(pipe.quit());
+            }
+        });
+        assertEquals(1, outcome.get());
+    }
+
+    @Test
+    void acquiringAStageNoConsumerWillReleaseThrows() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 1);
+        Teams.run(3, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 1);
+            if (g.threadRank() == 0) {
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                IllegalStateException e = assertThrows(IllegalStateException.class, pipe::producerAcquire);
+                assertTrue(e.getMessage().contains("no consumer is left"), e.getMessage());
+            } else {
+                Teams.sleepMillis(30);
+                pipe.quit();             // both consumers leave without releasing batch 0
+            }
+        });
+    }
+
+    @Test
+    void consumerThatQuitsMidStreamLeavesTheOtherConsumerWorking() {
+        int batches = 50;
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 3);
+        AtomicInteger seenByStayer = new AtomicInteger();
+        Teams.run(3, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 1);
+            switch (g.threadRank()) {
+                case 0 -> {
+                    for (int b = 0; b < batches; b++) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    }
+                }
+                case 1 -> {
+                    for (int b = 0; b < 7; b++) {
+                        pipe.consumerWait();
+                        if (b < 6) {
+                            pipe.consumerRelease();
+                        }
+                    }
+                    // quits holding batch 6 waited but unreleased: its release is dropped with it
+                }
+                default -> {
+                    for (int b = 0; b < batches; b++) {
+                        pipe.consumerWait();
+                        seenByStayer.incrementAndGet();
+                        pipe.consumerRelease();
+                    }
+                }
+            }
+            pipe.quit();
+        });
+        assertEquals(batches, seenByStayer.get());
+    }
+}

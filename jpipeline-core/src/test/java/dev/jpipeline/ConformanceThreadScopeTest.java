@@ -1,0 +1,87 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** Conformance scenarios 43-45 (libcudacxx-pipeline-semantics.md §15 F: thread-scope extras). */
+class ConformanceThreadScopeTest {
+
+    @Test
+    void s43_threadScopeNeverBlocks() {
+        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        long start = System.nanoTime();
+        for (int b = 0; b < 1000; b++) {             // unbounded stages: no release needed to go on
+            pipe.producerAcquire();
+            pipe.producerCommit();
+        }
+        assertTrue(pipe.consumerWaitFor(Duration.ofMillis(1)));
+        pipe.consumerRelease();
+        assertEquals(999, pipe.outstanding());
+        assertTrue(Teams.millisSince(start) < 1000);
+    }
+
+    @Test
+    void s44_waitPriorCompletesAndReleasesAllButTheNewest() {
+        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        MemorySegment[] stage = new MemorySegment[5];
+        for (int b = 0; b < 5; b++) {
+            stage[b] = MemorySegment.ofArray(new int[1]);
+            pipe.producerAcquire();
+            MemcpyAsync.memcpyAsync(stage[b], MemorySegment.ofArray(new int[] {b + 10}), 4, pipe);
+            pipe.producerCommit();
+        }
+        Pipeline.consumerWaitPrior(pipe, 1);
+        for (int b = 0; b < 4; b++) {
+            assertEquals(b + 10, stage[b].get(ValueLayout.JAVA_INT, 0));
+        }
+        assertEquals(1, pipe.outstanding(), "tail = head - 1: only batch 4 is left");
+        pipe.consumerRelease();                       // the release CUDA code writes after wait_prior
+        assertEquals(1, pipe.outstanding());
+        pipe.consumerWait();                          // covers batch 4 only
+        pipe.consumerRelease();
+        assertEquals(0, pipe.outstanding());
+        assertThrows(IllegalStateException.class, pipe::consumerRelease, "nothing waited for");
+
+        for (int b = 0; b < 12; b++) {
+            pipe.producerAcquire();
+            pipe.producerCommit();
+        }
+        Pipeline.consumerWaitPrior(pipe, 20);         // behaves as 8: stricter, still correct
+        assertEquals(8, pipe.outstanding());
+        IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+            () -> Pipeline.consumerWaitPrior(pipe, -1));
+        assertTrue(negative.getMessage().contains("prior >= 0"), negative.getMessage());
+    }
+
+    @Test
+    void s45_producerCommitWithBarrierNeitherArrivesNorMovesTheHead() {
+        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        Barrier barrier = new Barrier(1);
+        pipe.producerAcquire();
+        MemorySegment dst = MemorySegment.ofArray(new int[1]);
+        MemcpyAsync.memcpyAsync(dst, MemorySegment.ofArray(new int[] {5}), 4, pipe);
+        Pipeline.producerCommit(pipe, barrier);
+        assertFalse(barrier.tryWaitParity(false, Duration.ofMillis(20)), "no arrival: net zero");
+        barrier.arriveAndWait();
+        assertTrue(barrier.tryWaitParity(false, Duration.ZERO));
+        assertEquals(0, pipe.outstanding(), "the head does not move");
+        assertEquals(5, dst.get(ValueLayout.JAVA_INT, 0));
+    }
+
+    @Test
+    void threadScopeFreeFunctionsRejectSharedPipelines() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Pipeline shared = Pipeline.make(Teams.soloGroup(), state);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> Pipeline.consumerWaitPrior(shared, 0));
+        assertTrue(e.getMessage().contains("only for thread-scope pipelines"), e.getMessage());
+        assertThrows(IllegalArgumentException.class, () -> Pipeline.producerCommit(shared, new Barrier(1)));
+    }
+}
