@@ -1,0 +1,178 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/** The rules that upstream leaves undefined (silent corruption or a hang) and jpipeline enforces. */
+class RuleEnforcementTest {
+
+    private static void assertMessage(Throwable t, String... parts) {
+        for (String part : parts) {
+            assertTrue(t.getMessage().contains(part), "'" + part + "' missing from: " + t.getMessage());
+        }
+    }
+
+    @Test
+    void roleMismatchesThrowWithRankRoleAndStage() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Teams.run(2, g -> {
+            PipelineRole role = g.threadRank() == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER;
+            Pipeline pipe = Pipeline.make(g, state, role);
+            if (role == PipelineRole.PRODUCER) {
+                assertMessage(assertThrows(IllegalStateException.class, pipe::consumerWait),
+                    "consumer_wait is a consumer operation", "rank 0 (producer)", "stage 0");
+                assertThrows(IllegalStateException.class, pipe::consumerRelease);
+                assertThrows(IllegalStateException.class, () -> pipe.consumerWaitFor(Duration.ZERO));
+            } else {
+                assertMessage(assertThrows(IllegalStateException.class, pipe::producerAcquire),
+                    "producer_acquire is a producer operation", "rank 1 (consumer)");
+                assertThrows(IllegalStateException.class, pipe::producerCommit);
+            }
+            pipe.quit();
+        });
+    }
+
+    /** The binary-partitions article's hang: consumer threads running producer code in a count partition. */
+    @Test
+    void moreProducersThanTheCountIsAnError() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        Teams.run(4, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 2);
+            if (g.threadRank() < 3) {                       // three threads think they produce
+                Teams.sleepMillis(20L * g.threadRank());
+                try {
+                    pipe.producerAcquire();
+                } catch (IllegalStateException e) {
+                    error.set(e);
+                }
+            }
+        });
+        assertMessage(error.get(), "rank 2 is the 3rd thread to act as a producer",
+            "made with 2 producers");
+    }
+
+    @Test
+    void commitWithoutAcquireAndReleaseWithoutWait() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+        assertMessage(assertThrows(IllegalStateException.class, pipe::producerCommit),
+            "producer_commit without producer_acquire", "rank 0 (unified)", "stage 0");
+        pipe.producerAcquire();
+        pipe.producerCommit();
+        assertMessage(assertThrows(IllegalStateException.class, pipe::consumerRelease),
+            "consumer_release without a completed consumer_wait", "stage 0");
+        Pipeline thread = Pipeline.make();
+        assertThrows(IllegalStateException.class, thread::producerCommit);
+        assertThrows(IllegalStateException.class, thread::consumerRelease);
+    }
+
+    @Test
+    void unifiedSelfDeadlocksAreReportedNotHung() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+        assertMessage(assertThrows(IllegalStateException.class, pipe::consumerWait),
+            "consumer_wait would wait forever", "batch 0", "has not committed itself");
+        for (int b = 0; b < 2; b++) {
+            pipe.producerAcquire();
+            pipe.producerCommit();
+        }
+        assertMessage(assertThrows(IllegalStateException.class, pipe::producerAcquire),
+            "producer_acquire would wait forever", "committed 2 batches");
+    }
+
+    @Test
+    void invalidCreationArguments() {
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> PipelineSharedState.create(ThreadScope.BLOCK, 0)), "1..255", "got 0");
+        assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> PipelineSharedState.create(ThreadScope.BLOCK, 256)), "got 256");
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Teams.run(3, g -> {
+            assertMessage(assertThrows(IllegalArgumentException.class, () -> Pipeline.make(g, state, 3)),
+                "1..2 producers in a group of 3", "is 3");
+            assertThrows(IllegalArgumentException.class, () -> Pipeline.make(g, state, 0));
+        });
+        Teams.run(3, g -> assertMessage(assertThrows(IllegalArgumentException.class,
+            () -> Pipeline.make(g, state, PipelineRole.PRODUCER)), "number of threads with role PRODUCER is 3"));
+        assertThrows(IllegalArgumentException.class, () -> new Barrier(0));
+        assertThrows(IllegalArgumentException.class, () -> new Barrier(Barrier.max() + 1));
+    }
+
+    @Test
+    void threadsThatMakeThePipelineDifferentlyAreTold() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicReference<Throwable> error = new AtomicReference<>();
+        Teams.run(4, g -> {
+            try {
+                Pipeline.make(g, state, g.threadRank() == 3 ? 1 : 2);
+            } catch (IllegalArgumentException e) {
+                error.set(e);
+            }
+        });
+        assertMessage(error.get(), "every thread of the group must make the pipeline the same way",
+            "with 1 producers", "with 2 producers");
+    }
+
+    @Test
+    void interruptibleWaitsThrowAndUninterruptibleOnesKeepTheStatus() throws Exception {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        AtomicReference<Object> outcome = new AtomicReference<>();
+        ThreadTeam team = ThreadTeam.ofPlatform(2);
+        Thread consumer = Thread.ofPlatform().start(() -> {
+            Pipeline pipe = Pipeline.make(team.member(1), state, 1);
+            try {
+                pipe.consumerWaitInterruptibly();
+                outcome.set("returned");
+            } catch (InterruptedException e) {
+                outcome.set(e);
+            }
+            pipe.consumerWait();                          // uninterruptible: keeps waiting through an interrupt
+            outcome.set(Thread.currentThread().isInterrupted() ? "status kept" : "status lost");
+            pipe.consumerRelease();
+        });
+        Pipeline producer = Pipeline.make(team.member(0), state, 1);
+        Teams.sleepMillis(50);
+        consumer.interrupt();
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (!(outcome.get() instanceof InterruptedException) && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(outcome.get() instanceof InterruptedException, String.valueOf(outcome.get()));
+        Teams.sleepMillis(20);
+        consumer.interrupt();
+        Teams.sleepMillis(20);
+        producer.producerAcquire();
+        producer.producerCommit();
+        consumer.join(10_000);
+        assertEquals("status kept", outcome.get());
+    }
+
+    @Test
+    void virtualThreadsParkAndComplete() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        long[] total = new long[1];
+        ThreadTeam.ofVirtual(64).run(Teams.LIMIT, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 32);
+            for (int b = 0; b < 200; b++) {
+                if (g.threadRank() < 32) {
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                } else {
+                    pipe.consumerWait();
+                    if (g.threadRank() == 32) {
+                        total[0]++;
+                    }
+                    pipe.consumerRelease();
+                }
+            }
+            pipe.quit();
+        });
+        assertEquals(200, total[0]);
+    }
+}

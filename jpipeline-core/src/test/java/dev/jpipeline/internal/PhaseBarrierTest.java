@@ -1,0 +1,143 @@
+package dev.jpipeline.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+class PhaseBarrierTest {
+
+    @Test
+    void lastArrivalCompletesThePhaseAndResets() {
+        PhaseBarrier b = new PhaseBarrier(3);
+        assertEquals(0, b.arrive(1));
+        assertEquals(0, b.arrive(1));
+        assertFalse(b.isComplete(0));
+        assertEquals(0, b.arrive(1));
+        assertTrue(b.isComplete(0));
+        assertFalse(b.isComplete(1));
+        assertEquals(1, b.phase());
+        assertEquals(0, b.arrived());
+        assertEquals(3, b.expected());
+    }
+
+    @Test
+    void overArrivalIsRefused() {
+        PhaseBarrier b = new PhaseBarrier(2);
+        b.arrive(1);
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> b.arrive(2));
+        assertTrue(e.getMessage().contains("expects 2 arrivals and already has 1"), e.getMessage());
+        assertEquals(1, b.arrived(), "a refused arrival changes nothing");
+    }
+
+    @Test
+    void dropAtTheCurrentRoundLowersTheCountAndMayComplete() {
+        PhaseBarrier b = new PhaseBarrier(3);
+        b.arrive(1);
+        b.arrive(1);
+        b.dropFromRound(0);             // the third party leaves before arriving: its two peers suffice
+        assertTrue(b.isComplete(0));
+        assertEquals(2, b.expected());
+    }
+
+    @Test
+    void dropAfterArrivingWithdrawsTheArrival() {
+        PhaseBarrier b = new PhaseBarrier(3);
+        b.arrive(1);                    // the leaving party arrived at phase 0 already
+        b.dropFromRound(1);
+        assertEquals(2, b.expected());
+        assertEquals(0, b.arrived());
+        b.arrive(1);
+        assertFalse(b.isComplete(0), "phase 0 still needs both remaining parties");
+        b.arrive(1);
+        assertTrue(b.isComplete(0));
+    }
+
+    @Test
+    void lastPartyLeavingAbandonsTheWaiters() throws Exception {
+        PhaseBarrier b = new PhaseBarrier(1);
+        AtomicReference<WaitStatus> status = new AtomicReference<>();
+        Thread waiter = Thread.ofPlatform().start(
+            () -> status.set(b.await(0, PhaseBarrier.NO_DEADLINE, false)));
+        Thread.sleep(50);
+        b.dropFromRound(0);
+        waiter.join(10_000);
+        assertEquals(WaitStatus.ABANDONED, status.get());
+    }
+
+    @Test
+    void dropFromAnImpossibleRoundIsRefused() {
+        PhaseBarrier b = new PhaseBarrier(2);
+        assertThrows(IllegalStateException.class, () -> b.dropFromRound(5));
+        assertThrows(IllegalStateException.class, () -> b.dropFromRound(1), "nobody arrived at phase 0");
+    }
+
+    @Test
+    void completionRunsOncePerPhaseBeforeWaitersAreReleased() {
+        int[] runs = new int[1];
+        PhaseBarrier[] self = new PhaseBarrier[1];
+        boolean[] completeDuringAction = new boolean[1];
+        self[0] = new PhaseBarrier(2, () -> {
+            runs[0]++;
+            completeDuringAction[0] = self[0].isComplete(0);
+        });
+        self[0].arrive(1);
+        self[0].arrive(1);
+        assertEquals(1, runs[0]);
+        assertFalse(completeDuringAction[0], "waiters must not be released before the action ends");
+        assertTrue(self[0].isComplete(0));
+    }
+
+    @Test
+    void phaseCounterWrapsModulo24Bits() {
+        PhaseBarrier b = new PhaseBarrier(1);
+        for (int i = 0; i < (1 << 24) + 3; i++) {
+            b.arrive(1);
+        }
+        assertEquals(3, b.phase());
+        assertTrue(b.isComplete((1 << 24) + 2));
+        assertFalse(b.isComplete((1 << 24) + 3));
+    }
+
+    @Test
+    void timedWaitTimesOutAndPollOnceDoesNotWait() {
+        PhaseBarrier b = new PhaseBarrier(1);
+        long start = System.nanoTime();
+        assertEquals(WaitStatus.TIMED_OUT, b.await(0, PhaseBarrier.POLL_ONCE, false));
+        assertEquals(WaitStatus.TIMED_OUT, b.await(0, System.nanoTime() + 30_000_000L, false));
+        long elapsed = System.nanoTime() - start;
+        assertTrue(elapsed >= 30_000_000L && elapsed < 5_000_000_000L, "elapsed " + elapsed);
+    }
+
+    @Test
+    void parkedWaitersAreWokenByTheCompletingArrival() throws Exception {
+        PhaseBarrier b = new PhaseBarrier(1);
+        Thread[] waiters = new Thread[8];
+        java.util.List<AtomicReference<WaitStatus>> results = new java.util.ArrayList<>();
+        for (int i = 0; i < waiters.length; i++) {
+            AtomicReference<WaitStatus> r = new AtomicReference<>();
+            results.add(r);
+            waiters[i] = (i % 2 == 0 ? Thread.ofVirtual() : Thread.ofPlatform())
+                .start(() -> r.set(b.await(0, PhaseBarrier.NO_DEADLINE, false)));
+        }
+        Thread.sleep(100);              // long enough for every waiter to reach the park stage
+        b.arrive(1);
+        for (int i = 0; i < waiters.length; i++) {
+            waiters[i].join(10_000);
+            assertEquals(WaitStatus.COMPLETE, results.get(i).get(), "waiter " + i);
+        }
+    }
+
+    @Test
+    void givenUpWaitersDoNotPileUp() {
+        PhaseBarrier b = new PhaseBarrier(1);
+        for (int i = 0; i < 200; i++) {
+            b.await(0, System.nanoTime() + 1_000, false);
+        }
+        b.arrive(1);                    // the signal walks whatever is left; nothing must break
+        assertTrue(b.isComplete(0));
+    }
+}
