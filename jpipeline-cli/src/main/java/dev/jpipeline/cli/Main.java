@@ -1,0 +1,29 @@
+package dev.jpipeline.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** Entry point of the {@code jpipeline} command. */
+@Command(name = "jpipeline", mixinStandardHelpOptions = true, version = "jpipeline 0.1.0",
+    description = "CUDA's cuda::pipeline programming model on Java threads.",
+    subcommands = {DemoCommand.class})
+public final class Main implements Runnable {
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /** Runs the command line; exits with the command's status (2 for bad arguments). */
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The configured command line, for the launcher and for tests. */
+    public static CommandLine commandLine() {
+        return new CommandLine(new Main());
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+}
