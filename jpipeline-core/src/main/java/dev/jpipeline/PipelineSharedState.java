@@ -25,15 +25,18 @@ public final class PipelineSharedState {
 
     private final ThreadScope scope;
     private final int stageCount;
+    /** Patience of the opt-in deadlock detector in nanoseconds; 0 when it is off. */
+    private final long deadlockPatienceNanos;
 
     /** The current pipeline's ring: written by rank 0 before the last group sync of make, read after it. */
     private volatile StageRing ring;
     /** Role census of a role-partitioned make: reset by rank 0, counted by producers between two syncs. */
     private volatile int producerCensus;
 
-    private PipelineSharedState(ThreadScope scope, int stageCount) {
+    private PipelineSharedState(ThreadScope scope, int stageCount, long deadlockPatienceNanos) {
         this.scope = scope;
         this.stageCount = stageCount;
+        this.deadlockPatienceNanos = deadlockPatienceNanos;
     }
 
     /**
@@ -44,6 +47,15 @@ public final class PipelineSharedState {
      *                                  outside 1..255
      */
     public static PipelineSharedState create(ThreadScope scope, int stageCount) {
+        return builder(scope, stageCount).build();
+    }
+
+    /**
+     * A builder for a shared state with options beyond CUDA's (for example deadlock detection).
+     *
+     * @throws IllegalArgumentException as {@link #create(ThreadScope, int)}
+     */
+    public static Builder builder(ThreadScope scope, int stageCount) {
         Objects.requireNonNull(scope, "scope");
         if (scope == ThreadScope.THREAD) {
             throw new IllegalArgumentException("a pipeline shared state cannot have THREAD scope: a thread-scope "
@@ -53,7 +65,48 @@ public final class PipelineSharedState {
             throw new IllegalArgumentException(
                 "pipeline stage count must be in 1.." + MAX_STAGES + ", got " + stageCount);
         }
-        return new PipelineSharedState(scope, stageCount);
+        return new Builder(scope, stageCount);
+    }
+
+    /** Options of a {@link PipelineSharedState}; {@link #build()} makes it. */
+    public static final class Builder {
+        private final ThreadScope scope;
+        private final int stageCount;
+        private long deadlockPatienceNanos;
+
+        private Builder(ThreadScope scope, int stageCount) {
+            this.scope = scope;
+            this.stageCount = stageCount;
+        }
+
+        /**
+         * Turns on hang diagnosis (no CUDA counterpart; off by default because it keeps a little state per
+         * thread). A thread that has waited in the pipeline for {@code patience} checks whether every
+         * participant is stuck: waiting in the pipeline, gone (quit), or whose thread has ended without
+         * quitting. If so, and no stage changes for another {@code patience}, every waiting thread gets an
+         * {@link IllegalStateException} reporting what each rank waits for and each stage's arrivals. Waits
+         * that are merely slow are never interrupted: the check only fires when nothing can change.
+         *
+         * @throws IllegalArgumentException when {@code patience} is not positive
+         */
+        public Builder detectDeadlocks(java.time.Duration patience) {
+            Objects.requireNonNull(patience, "patience");
+            if (patience.isNegative() || patience.isZero()) {
+                throw new IllegalArgumentException("deadlock detection patience must be positive, got " + patience);
+            }
+            this.deadlockPatienceNanos = patience.toNanos();
+            return this;
+        }
+
+        /** The shared state. */
+        public PipelineSharedState build() {
+            return new PipelineSharedState(scope, stageCount, deadlockPatienceNanos);
+        }
+    }
+
+    /** A detector for a new pipeline of {@code groupSize} threads, or null when detection is off. */
+    DeadlockDetector newDetector(int groupSize) {
+        return deadlockPatienceNanos == 0 ? null : new DeadlockDetector(deadlockPatienceNanos, groupSize);
     }
 
     /** The scope the state was created with. */

@@ -69,6 +69,9 @@ final class SharedStatePipeline extends Pipeline {
         this.stages = produced.length;
         this.rank = rank;
         this.side = side;
+        if (ring.detector != null) {
+            ring.detector.register(rank, owner);
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -78,7 +81,7 @@ final class SharedStatePipeline extends Pipeline {
         int[] sizeRank = checkGroup(group, state);
         int n = sizeRank[0];
         if (sizeRank[1] == 0) {
-            state.publish(new StageRing(StageRing.Kind.UNIFIED, state.stageCount(), n, n, n));
+            state.publish(new StageRing(StageRing.Kind.UNIFIED, state.stageCount(), n, n, n, state.newDetector(n)));
         }
         group.sync();
         StageRing ring = agreedRing(state, StageRing.Kind.UNIFIED, n, n);
@@ -91,7 +94,7 @@ final class SharedStatePipeline extends Pipeline {
         checkProducerCount(producerCount, n, "producer count");
         if (sizeRank[1] == 0) {
             state.publish(new StageRing(StageRing.Kind.BY_COUNT, state.stageCount(), n, producerCount,
-                n - producerCount));
+                n - producerCount, state.newDetector(n)));
         }
         group.sync();
         StageRing ring = agreedRing(state, StageRing.Kind.BY_COUNT, n, producerCount);
@@ -116,7 +119,8 @@ final class SharedStatePipeline extends Pipeline {
         group.sync();                                   // #2: every producer is counted
         int producers = state.census();
         if (rank == 0 && producers >= 1 && producers < n) {
-            state.publish(new StageRing(StageRing.Kind.BY_ROLE, state.stageCount(), n, producers, n - producers));
+            state.publish(new StageRing(StageRing.Kind.BY_ROLE, state.stageCount(), n, producers, n - producers,
+                state.newDetector(n)));
         }
         group.sync();                                   // #3: the ring is published
         checkProducerCount(producers, n, "number of threads with role PRODUCER");
@@ -188,7 +192,8 @@ final class SharedStatePipeline extends Pipeline {
                 + " cannot be free before it releases them (at most " + stages + " stages ahead)");
         }
         if (headRound > 0) {
-            WaitStatus status = consumed[head].await(headRound - 1, PhaseBarrier.NO_DEADLINE, interruptible);
+            WaitStatus status = await(consumed[head], headRound - 1, PhaseBarrier.NO_DEADLINE, interruptible,
+                "producer_acquire", head, committed());
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
                     + "release stage " + head + " (batch " + (committed() - stages) + "); " + who());
@@ -227,6 +232,34 @@ final class SharedStatePipeline extends Pipeline {
         return AsyncContractFulfillment.NONE;
     }
 
+    /** Waits for a stage barrier's phase; with deadlock detection on, reports stalls to the detector. */
+    private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, String op,
+                             int stage, long batch) {
+        DeadlockDetector detector = ring.detector;
+        if (detector == null) {
+            return barrier.await(round, deadline, interruptible);
+        }
+        boolean reported = false;
+        long[] lastLook = null;
+        try {
+            for (;;) {
+                WaitStatus status = barrier.await(round, deadline, interruptible, detector.patienceNanos());
+                if (status != WaitStatus.STALLED) {
+                    return status;
+                }
+                if (!reported) {
+                    detector.stalled(rank, who() + " waits in " + op + " for stage " + stage + " (batch " + batch + ")");
+                    reported = true;
+                }
+                lastLook = detector.check(ring, lastLook);
+            }
+        } finally {
+            if (reported) {
+                detector.resumed(rank);
+            }
+        }
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // Consumer side
 
@@ -261,7 +294,7 @@ final class SharedStatePipeline extends Pipeline {
             throw new IllegalStateException(op + " would wait forever: " + who() + " waits for batch "
                 + released() + " in stage " + tail + ", which it has not committed itself");
         }
-        WaitStatus status = produced[tail].await(tailRound, deadline, interruptible);
+        WaitStatus status = await(produced[tail], tailRound, deadline, interruptible, op, tail, released());
         if (status == WaitStatus.ABANDONED) {
             throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                 + tail + " (batch " + released() + "); " + who());
@@ -303,6 +336,9 @@ final class SharedStatePipeline extends Pipeline {
             if (leaving.consumes()) {
                 consumed[s].dropFromRound(s < tail ? tailRound + 1 : tailRound);
             }
+        }
+        if (ring.detector != null) {
+            ring.detector.quit(rank);
         }
         return ring.releaseOwner();
     }

@@ -28,6 +28,8 @@ final class StageRing {
     final int consumerCount;
     final PhaseBarrier[] produced;
     final PhaseBarrier[] consumed;
+    /** The opt-in hang diagnosis, or null. */
+    final DeadlockDetector detector;
 
     /** Handles that have not quit yet; the one that brings it to 0 is the last owner. */
     private volatile int owners;
@@ -35,8 +37,10 @@ final class StageRing {
     private volatile int producerClaims;
     private volatile int consumerClaims;
 
-    StageRing(Kind kind, int stageCount, int groupSize, int producerCount, int consumerCount) {
+    StageRing(Kind kind, int stageCount, int groupSize, int producerCount, int consumerCount,
+              DeadlockDetector detector) {
         this.kind = kind;
+        this.detector = detector;
         this.groupSize = groupSize;
         this.producerCount = producerCount;
         this.consumerCount = consumerCount;

@@ -261,6 +261,15 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
      *                      otherwise an interrupt is remembered and re-asserted before returning
      */
     public WaitStatus await(int round, long deadline, boolean interruptible) {
+        return await(round, deadline, interruptible, 0);
+    }
+
+    /**
+     * Like {@link #await(int, long, boolean)}, but a wait that has parked for {@code stallNanos} (when
+     * positive) without completing returns {@link WaitStatus#STALLED}, so that the caller can look for a
+     * deadlock and call again.
+     */
+    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos) {
         WaitStatus status = check(round);
         if (status != null) {
             return status;
@@ -268,7 +277,12 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         if (deadline == POLL_ONCE) {
             return WaitStatus.TIMED_OUT;
         }
-        return awaitSlow(round, deadline, interruptible);
+        return awaitSlow(round, deadline, interruptible, stallNanos);
+    }
+
+    /** The barrier word, for detecting that nothing has changed between two looks. */
+    public long snapshot() {
+        return lvState();
     }
 
     private WaitStatus check(int round) {
@@ -279,7 +293,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         return expectedOf(s) == 0 ? WaitStatus.ABANDONED : null;
     }
 
-    private WaitStatus awaitSlow(int round, long deadline, boolean interruptible) {
+    private WaitStatus awaitSlow(int round, long deadline, boolean interruptible, long stallNanos) {
         Thread me = Thread.currentThread();
         if (!me.isVirtual()) {
             WaitStatus status;
@@ -299,7 +313,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
                 }
             }
         }
-        return park(me, round, deadline, interruptible);
+        long stallAt = stallNanos > 0 ? System.nanoTime() + stallNanos : NO_DEADLINE;
+        boolean stallFirst = stallAt != NO_DEADLINE && (deadline == NO_DEADLINE || stallAt - deadline < 0);
+        WaitStatus status = park(me, round, stallFirst ? stallAt : deadline, interruptible);
+        return stallFirst && status == WaitStatus.TIMED_OUT ? WaitStatus.STALLED : status;
     }
 
     private WaitStatus park(Thread me, int round, long deadline, boolean interruptible) {

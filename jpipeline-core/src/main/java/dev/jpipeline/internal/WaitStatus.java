@@ -8,6 +8,11 @@ public enum WaitStatus {
     TIMED_OUT,
     /** Every party has dropped out, so the phase can never complete. */
     ABANDONED,
+    /**
+     * The wait has lasted its stall interval without completing (only when one was given): the caller may
+     * look for a deadlock, then wait again.
+     */
+    STALLED,
     /** An interruptible wait saw the thread's interrupt status; the status has been cleared. */
     INTERRUPTED
 }
