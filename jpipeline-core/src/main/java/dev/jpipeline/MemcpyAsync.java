@@ -24,8 +24,9 @@ import java.util.Objects;
  * <p>Memory consistency effects: the copy's writes happen-before actions of any thread after its wait for the
  * stage (or barrier phase) the copy belongs to.
  *
- * @return {@link AsyncContractFulfillment#NONE} when the copy completed before the call returned, as it does
- *         for every copy today; {@link AsyncContractFulfillment#ASYNC} when it is still in flight
+ * <p>Every overload returns {@link AsyncContractFulfillment#NONE} when the copy completed before the call
+ * returned, as it does for every copy today, and {@link AsyncContractFulfillment#ASYNC} when it is still in
+ * flight.
  */
 public final class MemcpyAsync {
 

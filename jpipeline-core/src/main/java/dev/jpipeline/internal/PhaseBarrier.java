@@ -429,8 +429,12 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     }
 }
 
-/** 128 bytes of padding before the hot fields, so that no other object's writes share their cache line. */
+/**
+ * 128 bytes of padding before the hot fields, so that no other object's writes share their cache line. The int
+ * fills the gap after a 12-byte object header, where HotSpot would otherwise place a subclass field.
+ */
 abstract class PhaseBarrierPadBefore {
+    int gap;
     long p00, p01, p02, p03, p04, p05, p06, p07;
     long p08, p09, p10, p11, p12, p13, p14, p15;
 }
