@@ -1,9 +1,10 @@
 /**
  * jpipeline core: CUDA's {@code cuda::pipeline} programming model for Java threads.
  *
- * <p>The public API lives in {@link dev.jpipeline}; the stage barrier and waiting mechanics in
- * {@code dev.jpipeline.internal} are not exported.
+ * <p>The public API lives in {@link dev.jpipeline}, the copy engine in {@link dev.jpipeline.copy}; the stage
+ * barrier and waiting mechanics in {@code dev.jpipeline.internal} are not exported.
  */
 module dev.jpipeline.core {
     exports dev.jpipeline;
+    exports dev.jpipeline.copy;
 }

@@ -29,6 +29,11 @@ import java.time.Duration;
 public final class Barrier {
 
     private final PhaseBarrier phases;
+    /** The latest failed copy tied to a phase of this barrier, with that phase; published before its arrival. */
+    private volatile CopyFailure copyFailure;
+
+    private record CopyFailure(long phase, Throwable cause) {
+    }
 
     /**
      * {@code cuda::barrier<Scope> bar(expected)}.
@@ -119,6 +124,7 @@ public final class Barrier {
         }
     }
 
+
     /**
      * {@code try_wait_parity(parity)} with a time limit: like {@link #waitParity(boolean)}, giving up after
      * {@code timeout}. A zero or negative timeout polls once (Java convention; CUDA's zero means no limit).
@@ -148,7 +154,26 @@ public final class Barrier {
             throw new IllegalStateException("barrier phase " + token
                 + " can never complete: every party has dropped out (arriveAndDrop)");
         }
+        CopyFailure failure = copyFailure;
+        if (status == WaitStatus.COMPLETE && failure != null && failure.phase() == (token & PhaseBarrier.PHASE_MASK)) {
+            throw new IllegalStateException("a memcpyAsync tied to barrier phase " + token + " failed: "
+                + failure.cause(), failure.cause());
+        }
         return status;
+    }
+
+    /** Ties an asynchronous copy to the current phase, which then cannot complete before it lands. */
+    long expectCopy() {
+        phases.expectOneMore();
+        return phases.phase();
+    }
+
+    /** A copy tied by {@link #expectCopy()} to phase {@code phase} has landed (or failed). */
+    void copyLanded(long phase, Throwable failure) {
+        if (failure != null) {
+            copyFailure = new CopyFailure(phase, failure);
+        }
+        phases.arriveAndDrop();
     }
 
     @Override

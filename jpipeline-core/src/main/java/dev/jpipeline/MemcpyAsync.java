@@ -1,6 +1,8 @@
 package dev.jpipeline;
 
+import dev.jpipeline.copy.CopyEngine;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.util.Objects;
 
 /**
@@ -21,12 +23,15 @@ import java.util.Objects;
  * overlapping (adjacent is fine); with an {@link AlignedSize}, both segments aligned to its alignment. Copying
  * into a pipeline needs an active handle that has acquired its head stage ({@link IllegalStateException}).
  *
+ * <p>Copies no larger than the copy engine's inline threshold (64 KiB by default) are performed by the calling
+ * thread before the call returns ({@link AsyncContractFulfillment#NONE}); larger ones run on the pipeline's
+ * {@link CopyEngine} ({@link AsyncContractFulfillment#ASYNC}), while the caller goes on. Either way the stage
+ * (or barrier phase) cannot complete before the copy has landed, as with {@code cp.async.mbarrier.arrive}; until
+ * then the caller must not touch the destination or change the source. A copy that fails (a file read error)
+ * completes its stage exceptionally: the consumers' wait throws {@link StageFailedException} with the cause.
+ *
  * <p>Memory consistency effects: the copy's writes happen-before actions of any thread after its wait for the
  * stage (or barrier phase) the copy belongs to.
- *
- * <p>Every overload returns {@link AsyncContractFulfillment#NONE} when the copy completed before the call
- * returned, as it does for every copy today, and {@link AsyncContractFulfillment#ASYNC} when it is still in
- * flight.
  */
 public final class MemcpyAsync {
 
@@ -83,6 +88,32 @@ public final class MemcpyAsync {
             barrier);
     }
 
+    /**
+     * Reads {@code bytes} bytes of {@code channel}, from file position {@code position}, into the start of
+     * {@code dst}, asynchronously, as part of the calling thread's acquired head stage: the file-source form of
+     * {@code memcpy_async} (no CUDA counterpart). Positional reads: the channel's own position is neither used
+     * nor changed, so several producers can read one channel. The read always runs on the copy engine, so that
+     * the producer never blocks on I/O; an I/O error, or the file ending first, completes the stage
+     * exceptionally ({@link StageFailedException} in the consumers' wait).
+     *
+     * @return {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when {@code bytes} or {@code position} is negative, {@code bytes} exceeds
+     *                                  {@code dst}, or {@code dst} is read-only
+     * @throws IllegalStateException    when the pipeline handle may not copy (see the class description)
+     */
+    public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, FileChannel channel, long position,
+                                                       long bytes, Pipeline pipe) {
+        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(channel, "channel");
+        Objects.requireNonNull(pipe, "pipe");
+        if (bytes < 0 || position < 0) {
+            throw new IllegalArgumentException("memcpy_async from a file needs bytes >= 0 and position >= 0, got "
+                + bytes + " bytes at position " + position);
+        }
+        checkDestination(dst, bytes);
+        return pipe.read(dst.asSlice(0, bytes), channel, position);
+    }
+
     private static AsyncContractFulfillment intoPipeline(Group group, MemorySegment dst, MemorySegment src,
                                                          long bytes, long alignment, Pipeline pipe) {
         Objects.requireNonNull(pipe, "pipe");
@@ -94,8 +125,15 @@ public final class MemcpyAsync {
                                                         long bytes, long alignment, Barrier barrier) {
         Objects.requireNonNull(barrier, "barrier");
         long[] share = share(group, dst, src, bytes, alignment);
-        MemorySegment.copy(src, share[0], dst, share[0], share[1]);
-        return AsyncContractFulfillment.NONE;
+        CopyEngine engine = CopyEngine.shared();
+        if (engine.runsInline(share[1])) {
+            MemorySegment.copy(src, share[0], dst, share[0], share[1]);
+            return AsyncContractFulfillment.NONE;
+        }
+        long phase = barrier.expectCopy();
+        engine.copy(dst.asSlice(share[0], share[1]), src.asSlice(share[0], share[1]),
+            failure -> barrier.copyLanded(phase, failure));
+        return AsyncContractFulfillment.ASYNC;
     }
 
     /** Validates the copy and returns this thread's share of it as {offset, length}. */
@@ -105,13 +143,10 @@ public final class MemcpyAsync {
         if (bytes < 0) {
             throw new IllegalArgumentException("memcpy_async byte count must not be negative, got " + bytes);
         }
-        if (dst.isReadOnly()) {
-            throw new IllegalArgumentException("memcpy_async destination is read-only");
-        }
-        if (bytes > dst.byteSize() || bytes > src.byteSize()) {
+        checkDestination(dst, bytes);
+        if (bytes > src.byteSize()) {
             throw new IllegalArgumentException("memcpy_async of " + bytes + " bytes runs past the end of the "
-                + (bytes > dst.byteSize() ? "destination (" + dst.byteSize() : "source (" + src.byteSize())
-                + " bytes)");
+                + "source (" + src.byteSize() + " bytes)");
         }
         if (dst.maxByteAlignment() < alignment || src.maxByteAlignment() < alignment) {
             throw new IllegalArgumentException("memcpy_async with AlignedSize alignment " + alignment
@@ -135,6 +170,16 @@ public final class MemcpyAsync {
         long perRank = (units + n - 1) / n * alignment;
         long from = Math.min(bytes, rank * perRank);
         return new long[] {from, Math.min(bytes, from + perRank) - from};
+    }
+
+    private static void checkDestination(MemorySegment dst, long bytes) {
+        if (dst.isReadOnly()) {
+            throw new IllegalArgumentException("memcpy_async destination is read-only");
+        }
+        if (bytes > dst.byteSize()) {
+            throw new IllegalArgumentException("memcpy_async of " + bytes + " bytes runs past the end of the "
+                + "destination (" + dst.byteSize() + " bytes)");
+        }
     }
 
     private static String describe(MemorySegment segment) {

@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -56,9 +57,20 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
     // ---------------------------------------------------------------------------------------------------------
     // Creation
 
-    /** {@code cuda::make_pipeline()}: a thread-scope pipeline for the calling thread. */
+    /**
+     * {@code cuda::make_pipeline()}: a thread-scope pipeline for the calling thread, whose asynchronous copies
+     * run on {@link dev.jpipeline.copy.CopyEngine#shared()}.
+     */
     public static Pipeline make() {
-        return new ThreadScopePipeline();
+        return new ThreadScopePipeline(dev.jpipeline.copy.CopyEngine.shared());
+    }
+
+    /**
+     * A thread-scope pipeline whose asynchronous copies run on {@code engine} (no CUDA counterpart: the GPU has
+     * one copy engine).
+     */
+    public static Pipeline make(dev.jpipeline.copy.CopyEngine engine) {
+        return new ThreadScopePipeline(Objects.requireNonNull(engine, "engine"));
     }
 
     /**
@@ -229,4 +241,7 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * have been validated; {@code dst} and {@code src} are already sliced to this thread's part.
      */
     abstract AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src);
+
+    /** Like {@link #copy}, for a positional read of {@code dst.byteSize()} bytes from a file. */
+    abstract AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position);
 }

@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import dev.jpipeline.copy.CopyEngine;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -27,16 +28,20 @@ public final class PipelineSharedState {
     private final int stageCount;
     /** Patience of the opt-in deadlock detector in nanoseconds; 0 when it is off. */
     private final long deadlockPatienceNanos;
+    private final WaitStrategy waitStrategy;
+    private final CopyEngine copyEngine;
 
     /** The current pipeline's ring: written by rank 0 before the last group sync of make, read after it. */
     private volatile StageRing ring;
     /** Role census of a role-partitioned make: reset by rank 0, counted by producers between two syncs. */
     private volatile int producerCensus;
 
-    private PipelineSharedState(ThreadScope scope, int stageCount, long deadlockPatienceNanos) {
-        this.scope = scope;
-        this.stageCount = stageCount;
-        this.deadlockPatienceNanos = deadlockPatienceNanos;
+    private PipelineSharedState(Builder b) {
+        this.scope = b.scope;
+        this.stageCount = b.stageCount;
+        this.deadlockPatienceNanos = b.deadlockPatienceNanos;
+        this.waitStrategy = b.waitStrategy;
+        this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
     }
 
     /**
@@ -73,6 +78,8 @@ public final class PipelineSharedState {
         private final ThreadScope scope;
         private final int stageCount;
         private long deadlockPatienceNanos;
+        private WaitStrategy waitStrategy = WaitStrategy.ADAPTIVE;
+        private CopyEngine copyEngine;
 
         private Builder(ThreadScope scope, int stageCount) {
             this.scope = scope;
@@ -98,15 +105,37 @@ public final class PipelineSharedState {
             return this;
         }
 
+        /** How producers wait for free stages and consumers for committed ones (default {@link WaitStrategy#ADAPTIVE}). */
+        public Builder waitStrategy(WaitStrategy strategy) {
+            this.waitStrategy = Objects.requireNonNull(strategy, "strategy");
+            return this;
+        }
+
+        /** Where {@code memcpyAsync} runs copies too large to run inline (default {@link CopyEngine#shared()}). */
+        public Builder copyEngine(CopyEngine engine) {
+            this.copyEngine = Objects.requireNonNull(engine, "engine");
+            return this;
+        }
+
         /** The shared state. */
         public PipelineSharedState build() {
-            return new PipelineSharedState(scope, stageCount, deadlockPatienceNanos);
+            return new PipelineSharedState(this);
         }
     }
 
     /** A detector for a new pipeline of {@code groupSize} threads, or null when detection is off. */
     DeadlockDetector newDetector(int groupSize) {
         return deadlockPatienceNanos == 0 ? null : new DeadlockDetector(deadlockPatienceNanos, groupSize);
+    }
+
+    /** How threads of pipelines on this state wait. */
+    public WaitStrategy waitStrategy() {
+        return waitStrategy;
+    }
+
+    /** Where asynchronous copies of pipelines on this state run. */
+    public CopyEngine copyEngine() {
+        return copyEngine;
     }
 
     /** The scope the state was created with. */

@@ -3,6 +3,7 @@ package dev.jpipeline;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.WaitStatus;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -49,6 +50,10 @@ final class SharedStatePipeline extends Pipeline {
     private final PhaseBarrier[] consumed;
     private final int stages;
     private final int rank;
+    private final long spins;
+    private final long yields;
+    /** Per stage: this handle's asynchronous copies; created on the first asynchronous copy into the stage. */
+    private StageCopies[] copies;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
     private final Thread owner = Thread.currentThread();
@@ -69,6 +74,8 @@ final class SharedStatePipeline extends Pipeline {
         this.stages = produced.length;
         this.rank = rank;
         this.side = side;
+        this.spins = ring.waitStrategy.spins();
+        this.yields = ring.waitStrategy.yields();
         if (ring.detector != null) {
             ring.detector.register(rank, owner);
         }
@@ -81,7 +88,7 @@ final class SharedStatePipeline extends Pipeline {
         int[] sizeRank = checkGroup(group, state);
         int n = sizeRank[0];
         if (sizeRank[1] == 0) {
-            state.publish(new StageRing(StageRing.Kind.UNIFIED, state.stageCount(), n, n, n, state.newDetector(n)));
+            state.publish(new StageRing(StageRing.Kind.UNIFIED, state.stageCount(), n, n, n, state));
         }
         group.sync();
         StageRing ring = agreedRing(state, StageRing.Kind.UNIFIED, n, n);
@@ -94,7 +101,7 @@ final class SharedStatePipeline extends Pipeline {
         checkProducerCount(producerCount, n, "producer count");
         if (sizeRank[1] == 0) {
             state.publish(new StageRing(StageRing.Kind.BY_COUNT, state.stageCount(), n, producerCount,
-                n - producerCount, state.newDetector(n)));
+                n - producerCount, state));
         }
         group.sync();
         StageRing ring = agreedRing(state, StageRing.Kind.BY_COUNT, n, producerCount);
@@ -120,7 +127,7 @@ final class SharedStatePipeline extends Pipeline {
         int producers = state.census();
         if (rank == 0 && producers >= 1 && producers < n) {
             state.publish(new StageRing(StageRing.Kind.BY_ROLE, state.stageCount(), n, producers, n - producers,
-                state.newDetector(n)));
+                state));
         }
         group.sync();                                   // #3: the ring is published
         checkProducerCount(producers, n, "number of threads with role PRODUCER");
@@ -214,7 +221,12 @@ final class SharedStatePipeline extends Pipeline {
                 + " has not acquired stage " + head + " (batch " + committed() + ")");
         }
         acquired = false;
-        produced[head].arrive(1);
+        StageCopies inFlight = copies == null ? null : copies[head];
+        if (inFlight != null && inFlight.isOpen()) {
+            inFlight.commit();          // the stage also waits for the copies to land (maybe they have)
+        } else {
+            produced[head].arrive(1);
+        }
         if (++head == stages) {
             head = 0;
             headRound++;
@@ -223,13 +235,41 @@ final class SharedStatePipeline extends Pipeline {
 
     @Override
     AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
-        enter("memcpy_async", Side.PRODUCER);
+        enterCopy("memcpy_async");
+        if (ring.copyEngine.runsInline(dst.byteSize())) {
+            MemorySegment.copy(src, 0, dst, 0, dst.byteSize());
+            return AsyncContractFulfillment.NONE;
+        }
+        ring.copyEngine.copy(dst, src, headCopies());
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    @Override
+    AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
+        enterCopy("memcpy_async (file)");
+        ring.copyEngine.read(dst, channel, position, headCopies());
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    private void enterCopy(String op) {
+        enter(op, Side.PRODUCER);
         if (!acquired) {
-            throw new IllegalStateException("memcpy_async into a stage that is not acquired: " + who()
+            throw new IllegalStateException(op + " into a stage that is not acquired: " + who()
                 + " must call producer_acquire before copying into stage " + head);
         }
-        MemorySegment.copy(src, 0, dst, 0, dst.byteSize());
-        return AsyncContractFulfillment.NONE;
+    }
+
+    /** The head stage's copy tracker, with one more copy attached. */
+    private StageCopies headCopies() {
+        if (copies == null) {
+            copies = new StageCopies[stages];
+        }
+        StageCopies c = copies[head];
+        if (c == null) {
+            c = copies[head] = new StageCopies(ring, head);
+        }
+        c.attach(headRound);
+        return c;
     }
 
     /** Waits for a stage barrier's phase; with deadlock detection on, reports stalls to the detector. */
@@ -237,13 +277,14 @@ final class SharedStatePipeline extends Pipeline {
                              int stage, long batch) {
         DeadlockDetector detector = ring.detector;
         if (detector == null) {
-            return barrier.await(round, deadline, interruptible);
+            return barrier.await(round, deadline, interruptible, 0, spins, yields);
         }
         boolean reported = false;
         long[] lastLook = null;
         try {
             for (;;) {
-                WaitStatus status = barrier.await(round, deadline, interruptible, detector.patienceNanos());
+                WaitStatus status = barrier.await(round, deadline, interruptible, detector.patienceNanos(), spins,
+                    yields);
                 if (status != WaitStatus.STALLED) {
                     return status;
                 }
@@ -300,6 +341,12 @@ final class SharedStatePipeline extends Pipeline {
                 + tail + " (batch " + released() + "); " + who());
         }
         waited = status == WaitStatus.COMPLETE;
+        if (waited) {
+            Throwable failure = ring.failure(tail, tailRound);
+            if (failure != null) {
+                throw new StageFailedException(tail, released(), failure);
+            }
+        }
         return status;
     }
 

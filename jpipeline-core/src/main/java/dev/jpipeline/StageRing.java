@@ -3,6 +3,7 @@ package dev.jpipeline;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * The barriers of one pipeline made on a {@link PipelineSharedState}: per stage s, {@code produced[s]}
@@ -30,6 +31,19 @@ final class StageRing {
     final PhaseBarrier[] consumed;
     /** The opt-in hang diagnosis, or null. */
     final DeadlockDetector detector;
+    /** How threads wait for a stage. */
+    final WaitStrategy waitStrategy;
+    /** Where this pipeline's asynchronous copies run. */
+    final dev.jpipeline.copy.CopyEngine copyEngine;
+    /**
+     * Per stage: the latest failed copy, with its round. Written before the failing batch's produced arrival,
+     * read by consumers after their wait completes, so a failure is seen exactly by the wait for its round.
+     */
+    private final AtomicReferenceArray<StageFailure> failures;
+
+    /** A failed copy into round {@code round} of a stage. */
+    record StageFailure(int round, Throwable cause) {
+    }
 
     /** Handles that have not quit yet; the one that brings it to 0 is the last owner. */
     private volatile int owners;
@@ -38,9 +52,12 @@ final class StageRing {
     private volatile int consumerClaims;
 
     StageRing(Kind kind, int stageCount, int groupSize, int producerCount, int consumerCount,
-              DeadlockDetector detector) {
+              PipelineSharedState state) {
         this.kind = kind;
-        this.detector = detector;
+        this.detector = state.newDetector(groupSize);
+        this.waitStrategy = state.waitStrategy();
+        this.copyEngine = state.copyEngine();
+        this.failures = new AtomicReferenceArray<>(stageCount);
         this.groupSize = groupSize;
         this.producerCount = producerCount;
         this.consumerCount = consumerCount;
@@ -51,6 +68,16 @@ final class StageRing {
             consumed[s] = new PhaseBarrier(consumerCount);
         }
         OWNERS.setRelease(this, groupSize);
+    }
+
+    void recordFailure(int stage, int round, Throwable cause) {
+        failures.set(stage, new StageFailure(round, cause));
+    }
+
+    /** The failure of round {@code round} of {@code stage}, or null. */
+    Throwable failure(int stage, int round) {
+        StageFailure f = failures.get(stage);
+        return f != null && f.round() == round ? f.cause() : null;
     }
 
     /** Gives up one handle's ownership. @return whether it was the last one */

@@ -1,6 +1,8 @@
 package dev.jpipeline;
 
+import dev.jpipeline.copy.CopyEngine;
 import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
 import java.time.Duration;
 import java.time.Instant;
 
@@ -9,19 +11,22 @@ import java.time.Instant;
  * of committed batches, with no shared state and no other thread to wait for.
  *
  * <pre>
- *   head = batches committed, tail = batches released; batches [tail, head) are outstanding.
+ *   head = batches committed, tail = batches released; batches [tail, head) are outstanding, batch head is
+ *   the one being filled. Each batch's asynchronous copies are tracked by a BatchCopies in a ring of slots
+ *   (slot = batch mod capacity); the ring doubles before two batches in [tail, head] could share a slot.
  *   producerAcquire : never waits (unbounded stages, as in CUDA)
- *   producerCommit  : head++
- *   consumerWait    : the oldest outstanding batch (tail) is complete; idempotent until the release
+ *   producerCommit  : seals the head batch's copies; head++
+ *   consumerWait    : waits until batch tail is complete (its copies landed); idempotent until the release
  *   consumerRelease : tail++
- *   consumerWaitPrior(n): every batch below head - n is complete and released: tail = max(tail, head - n)
+ *   consumerWaitPrior(n): waits until every batch below head - n is complete, and releases them
  * </pre>
  *
- * Copies submitted through this pipeline land before {@code memcpyAsync} returns, so every committed batch is
- * complete and no operation ever blocks. Differences from CUDA: {@code consumer_wait} is idempotent until
- * {@code consumer_release} (as for shared pipelines; CUDA's thread-scope wait advances the tail itself), and
- * the same rules as for shared pipelines are enforced (commit needs an acquire, release needs a wait, nothing
- * after quit); {@code quit()} returns {@code true} every time, as in CUDA.
+ * Copies no larger than the copy engine's inline threshold land before {@code memcpyAsync} returns; larger
+ * ones run on the engine. Differences from CUDA: {@code consumer_wait} is idempotent until
+ * {@code consumer_release} (as for shared pipelines; CUDA's thread-scope wait advances the tail itself), the
+ * same rules as for shared pipelines are enforced (commit needs an acquire, release needs a wait, nothing
+ * after quit), and a timed wait honours its time limit (CUDA ignores it here); {@code quit()} returns
+ * {@code true} every time, as in CUDA.
  */
 final class ThreadScopePipeline extends Pipeline {
 
@@ -29,6 +34,9 @@ final class ThreadScopePipeline extends Pipeline {
     static final int MAX_PRIOR = 8;
 
     private final Thread owner = Thread.currentThread();
+    private final CopyEngine engine;
+    /** Per-batch copy trackers, indexed by batch mod length (a power of two); created on first use. */
+    private BatchCopies[] slots = new BatchCopies[8];
     private long head;
     private long tail;
     private boolean acquired;
@@ -36,6 +44,10 @@ final class ThreadScopePipeline extends Pipeline {
     /** Set by consumerWaitPrior: the next release is the one that CUDA code writes after it; it does nothing. */
     private boolean releaseCoveredByPrior;
     private boolean active = true;
+
+    ThreadScopePipeline(CopyEngine engine) {
+        this.engine = engine;
+    }
 
     @Override
     public void producerAcquire() {
@@ -56,26 +68,86 @@ final class ThreadScopePipeline extends Pipeline {
                 + "(batch " + head + ")");
         }
         acquired = false;
+        if (head - tail >= slots.length) {
+            grow();                             // every outstanding batch keeps a slot of its own
+        }
+        BatchCopies copies = slots[(int) (head & (slots.length - 1))];
+        if (copies != null) {
+            if (copies.isOpen()) {
+                copies.seal();
+            } else {
+                copies.forget();                // this slot now stands for a batch without copies
+            }
+        }
         head++;
     }
 
     @Override
     AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
-        enter("memcpy_async");
+        enterCopy("memcpy_async");
+        if (engine.runsInline(dst.byteSize())) {
+            MemorySegment.copy(src, 0, dst, 0, dst.byteSize());
+            return AsyncContractFulfillment.NONE;
+        }
+        engine.copy(dst, src, headCopies());
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    @Override
+    AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
+        enterCopy("memcpy_async (file)");
+        engine.read(dst, channel, position, headCopies());
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    private void enterCopy(String op) {
+        enter(op);
         if (!acquired) {
-            throw new IllegalStateException("memcpy_async into a thread-scope pipeline without producer_acquire "
+            throw new IllegalStateException(op + " into a thread-scope pipeline without producer_acquire "
                 + "(batch " + head + ")");
         }
-        MemorySegment.copy(src, 0, dst, 0, dst.byteSize());
-        return AsyncContractFulfillment.NONE;
+    }
+
+    /** The head batch's tracker, with one more copy attached. */
+    private BatchCopies headCopies() {
+        if (head - tail >= slots.length) {
+            grow();
+        }
+        int slot = (int) (head & (slots.length - 1));
+        BatchCopies copies = slots[slot];
+        if (copies == null) {
+            copies = slots[slot] = new BatchCopies();
+        }
+        copies.attach();
+        return copies;
+    }
+
+    /** Doubles the ring, keeping every outstanding batch's tracker at its new slot. */
+    private void grow() {
+        BatchCopies[] old = slots;
+        BatchCopies[] bigger = new BatchCopies[old.length * 2];
+        for (long b = tail; b <= head; b++) {
+            bigger[(int) (b & (bigger.length - 1))] = old[(int) (b & (old.length - 1))];
+        }
+        slots = bigger;
+    }
+
+    /** Waits for outstanding batch {@code batch} to be complete; returns its copy failure or null. */
+    private Throwable awaitBatch(long batch) {
+        BatchCopies copies = slots[(int) (batch & (slots.length - 1))];
+        return copies == null ? null : copies.await();
     }
 
     @Override
     public void consumerWait() {
         enter("consumer_wait");
-        if (tail < head) {
+        if (tail < head && !waited) {
+            Throwable failure = awaitBatch(tail);
             waited = true;
             releaseCoveredByPrior = false;
+            if (failure != null) {
+                throw new StageFailedException(-1, tail, failure);
+            }
         }
     }
 
@@ -84,7 +156,11 @@ final class ThreadScopePipeline extends Pipeline {
         consumerWait();
     }
 
-    /** Never waits: every committed batch is complete. Returns {@code true} as CUDA's thread scope does. */
+    /**
+     * Waits for the oldest batch. Its copies are already under way on the copy engine, so the wait is short and
+     * bounded by the copy itself; it returns {@code true} once the batch is complete (CUDA's thread scope also
+     * returns {@code true}, ignoring the limit).
+     */
     @Override
     public boolean consumerWaitFor(Duration timeout) {
         consumerWait();
@@ -117,16 +193,38 @@ final class ThreadScopePipeline extends Pipeline {
             throw new IllegalArgumentException("pipeline_consumer_wait_prior needs prior >= 0, got " + prior);
         }
         long covered = head - Math.min(prior, MAX_PRIOR);
-        if (covered > tail) {
-            tail = covered;
-            waited = false;
-            releaseCoveredByPrior = true;
+        if (covered <= tail) {
+            return;
+        }
+        Throwable failure = null;
+        long failedBatch = -1;
+        for (long b = tail; b < covered; b++) {
+            Throwable f = awaitBatch(b);
+            if (f != null && failure == null) {
+                failure = f;
+                failedBatch = b;
+            }
+        }
+        tail = covered;
+        waited = false;
+        releaseCoveredByPrior = true;
+        if (failure != null) {
+            throw new StageFailedException(-1, failedBatch, failure);
         }
     }
 
-    /** Every copy of this thread has landed already: there is nothing to tie to the barrier's phase. */
+    /**
+     * Ties this thread's copies in flight (of every outstanding batch and of the batch being filled) to
+     * {@code barrier}'s current phase: the phase cannot complete before they land. Net zero arrivals.
+     */
     void attachCopiesTo(Barrier barrier) {
         enter("pipeline_producer_commit");
+        for (long b = tail; b <= head; b++) {
+            BatchCopies copies = slots[(int) (b & (slots.length - 1))];
+            if (copies != null) {
+                copies.tie(barrier);
+            }
+        }
     }
 
     /** Outstanding (committed, unreleased) batches. */

@@ -3,6 +3,9 @@ package dev.jpipeline;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.copy.CopyEngine;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -15,7 +18,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Seeded randomized schedules: random group sizes (1-16), stage counts (1-8), unified / by-count / by-role
- * pipelines, platform or virtual threads, random delays. Checks FIFO order, that no batch is lost or seen
+ * pipelines, platform or virtual threads, plain writes or memcpyAsync (inline or on a copy engine), random
+ * delays. Checks FIFO order, that no batch is lost or seen
  * twice, that a producer never runs more than S stages ahead of the slowest consumer, and data integrity.
  *
  * <p>The seed is printed; rerun one with {@code ./mvnw verify -Djpipeline.test.seed=<seed>}. The total number
@@ -25,9 +29,16 @@ class RandomizedScheduleTest {
 
     private enum Form { UNIFIED, BY_COUNT, BY_ROLE }
 
-    private record Config(Form form, int threads, int stages, int producers, boolean virtual, int batches,
-                          long seed) {
+    /** How producers fill their slot of a stage. */
+    private enum Fill { PLAIN_WRITE, INLINE_COPY, ASYNC_COPY }
+
+    private record Config(Form form, int threads, int stages, int producers, boolean virtual, Fill fill,
+                          int batches, long seed) {
     }
+
+    /** Runs every copy on its workers, however small, so that completion always arrives from another thread. */
+    private static final CopyEngine ASYNC = CopyEngine.builder().workers(2).inlineThreshold(0).name("random-async")
+        .build();
 
     @Test
     void randomSchedulesKeepEveryPipelineInvariant() {
@@ -54,7 +65,8 @@ class RandomizedScheduleTest {
         int threads = form == Form.UNIFIED ? 1 + random.nextInt(16) : 2 + random.nextInt(15);
         int stages = 1 + random.nextInt(8);
         int producers = form == Form.UNIFIED ? threads : 1 + random.nextInt(threads - 1);
-        return new Config(form, threads, stages, producers, random.nextBoolean(), batches, random.nextLong());
+        return new Config(form, threads, stages, producers, random.nextBoolean(),
+            Fill.values()[random.nextInt(3)], batches, random.nextLong());
     }
 
     private static long tag(long seed, long batch, int producer) {
@@ -65,8 +77,20 @@ class RandomizedScheduleTest {
 
     /** Runs one configuration; returns the number of batches every consumer saw. */
     private static long run(Config c) {
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, c.stages());
-        long[][] stages = new long[c.stages()][c.producers()];
+        PipelineSharedState.Builder builder = PipelineSharedState.builder(ThreadScope.BLOCK, c.stages());
+        if (c.fill() == Fill.ASYNC_COPY) {
+            builder.copyEngine(ASYNC);
+        }
+        PipelineSharedState state = builder.build();
+        MemorySegment[] stages = new MemorySegment[c.stages()];
+        // per producer and stage: the copy source, reused only once the stage is re-acquired (copy landed)
+        MemorySegment[][] sources = new MemorySegment[c.producers()][c.stages()];
+        for (int s = 0; s < c.stages(); s++) {
+            stages[s] = MemorySegment.ofArray(new long[c.producers()]);
+            for (int p = 0; p < c.producers(); p++) {
+                sources[p][s] = MemorySegment.ofArray(new long[1]);
+            }
+        }
         // Which ranks produce (the caller's choice for by-count, each thread's role for by-role).
         List<Integer> ranks = new ArrayList<>();
         for (int r = 0; r < c.threads(); r++) {
@@ -95,7 +119,8 @@ class RandomizedScheduleTest {
             };
             SplittableRandom delays = new SplittableRandom(c.seed() ^ r);
             for (long b = 0; b < c.batches(); b++) {
-                long[] stage = stages[(int) (b % c.stages())];
+                int stageIndex = (int) (b % c.stages());
+                MemorySegment stage = stages[stageIndex];
                 if (p >= 0) {
                     pipe.producerAcquire();
                     for (int k = 0; k < consumers; k++) {
@@ -106,13 +131,19 @@ class RandomizedScheduleTest {
                         }
                     }
                     delay(delays);
-                    stage[p] = tag(c.seed(), b, p);
+                    if (c.fill() == Fill.PLAIN_WRITE) {
+                        stage.setAtIndex(ValueLayout.JAVA_LONG, p, tag(c.seed(), b, p));
+                    } else {
+                        MemorySegment src = sources[p][stageIndex];
+                        src.set(ValueLayout.JAVA_LONG, 0, tag(c.seed(), b, p));
+                        MemcpyAsync.memcpyAsync(stage.asSlice(8L * p, 8), src, 8, pipe);
+                    }
                     pipe.producerCommit();
                 }
                 if (ci >= 0) {
                     pipe.consumerWait();
                     for (int q = 0; q < c.producers(); q++) {
-                        if (stage[q] != tag(c.seed(), b, q)) {
+                        if (stage.getAtIndex(ValueLayout.JAVA_LONG, q) != tag(c.seed(), b, q)) {
                             throw new AssertionError("consumer " + ci + " expected batch " + b + " from producer "
                                 + q + " in stage " + (b % c.stages()) + " but found another batch's data");
                         }

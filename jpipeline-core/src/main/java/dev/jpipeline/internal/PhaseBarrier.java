@@ -51,13 +51,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     private static final int PHASE_SHIFT = 40;
     private static final long COUNT_MASK = MAX_PARTIES;
 
-    /*
-     * Tuning: 2-core machines park for 50-60 us at minimum (timer slack), which is ruinous for a depth-4 ring,
-     * so a platform thread first spins for a few microseconds (a hand-off on another core takes ~0.1-0.7 us),
-     * then yields so that a peer sharing the core can run, and only then parks.
-     */
-    private static final int SPINS = 1 << 9;
-    private static final int YIELDS = 1 << 6;
+    /** The default waiting: spin, then yield, then park (the values of WaitStrategy.ADAPTIVE). */
+    private static final long DEFAULT_SPINS = 1 << 9;
+    private static final long DEFAULT_YIELDS = 1 << 6;
 
     private final Runnable completion;
 
@@ -186,6 +182,32 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     }
 
     /**
+     * One more party for the current and every later phase: the current phase now also waits for an arrival
+     * that has not happened yet. Paired with a later {@link #arriveAndDrop()} it makes the current phase wait
+     * for one extra event and leaves later phases as they were (how {@code cp.async.mbarrier.arrive} ties
+     * copies to a barrier: +1 pending now, one arrival when the copies land).
+     *
+     * @throws IllegalStateException when the barrier already has {@link #MAX_PARTIES} parties
+     */
+    public void expectOneMore() {
+        for (;;) {
+            long s = lvState();
+            int expected = expectedOf(s);
+            int arrived = arrivedOf(s);
+            if (expected >= MAX_PARTIES) {
+                throw new IllegalStateException("barrier cannot expect more than " + MAX_PARTIES + " arrivals");
+            }
+            if (expected > 0 && arrived == expected) {
+                Thread.onSpinWait();        // a completion action is running: the phase is about to advance
+                continue;
+            }
+            if (casState(s, pack(phaseOf(s), expected + 1, arrived))) {
+                return;
+            }
+        }
+    }
+
+    /**
      * Arrive-and-drop ({@code cuda::barrier::arrive_and_drop}): the caller arrives at the current phase and
      * is not expected in any later phase.
      *
@@ -261,15 +283,18 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
      *                      otherwise an interrupt is remembered and re-asserted before returning
      */
     public WaitStatus await(int round, long deadline, boolean interruptible) {
-        return await(round, deadline, interruptible, 0);
+        return await(round, deadline, interruptible, 0, DEFAULT_SPINS, DEFAULT_YIELDS);
     }
 
     /**
-     * Like {@link #await(int, long, boolean)}, but a wait that has parked for {@code stallNanos} (when
-     * positive) without completing returns {@link WaitStatus#STALLED}, so that the caller can look for a
+     * Like {@link #await(int, long, boolean)}, with the waiting spelled out: a platform thread first spins
+     * {@code spins} times ({@link Thread#onSpinWait()}), then yields {@code yields} times, then parks until the
+     * completing arrival wakes it; a virtual thread parks at once. A wait that has lasted {@code stallNanos}
+     * (when positive) without completing returns {@link WaitStatus#STALLED}, so that the caller can look for a
      * deadlock and call again.
      */
-    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos) {
+    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos, long spins,
+                            long yields) {
         WaitStatus status = check(round);
         if (status != null) {
             return status;
@@ -277,7 +302,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         if (deadline == POLL_ONCE) {
             return WaitStatus.TIMED_OUT;
         }
-        return awaitSlow(round, deadline, interruptible, stallNanos);
+        return awaitSlow(round, deadline, interruptible, stallNanos, spins, yields);
     }
 
     /** The barrier word, for detecting that nothing has changed between two looks. */
@@ -293,30 +318,41 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         return expectedOf(s) == 0 ? WaitStatus.ABANDONED : null;
     }
 
-    private WaitStatus awaitSlow(int round, long deadline, boolean interruptible, long stallNanos) {
+    private WaitStatus awaitSlow(int round, long deadline, boolean interruptible, long stallNanos, long spins,
+                                 long yields) {
         Thread me = Thread.currentThread();
+        long stallAt = stallNanos > 0 ? System.nanoTime() + stallNanos : NO_DEADLINE;
+        boolean stallFirst = stallAt != NO_DEADLINE && (deadline == NO_DEADLINE || stallAt - deadline < 0);
+        long limit = stallFirst ? stallAt : deadline;
+        WaitStatus status = null;
         if (!me.isVirtual()) {
-            WaitStatus status;
-            for (int i = 0; i < SPINS; i++) {
+            for (long i = 0; i < spins && status == null; i++) {
                 Thread.onSpinWait();
-                if ((status = check(round)) != null) {
-                    return status;
+                status = check(round);
+                if (status == null && (i & 0xFF) == 0xFF) {
+                    status = expired(limit, interruptible);
                 }
             }
-            for (int i = 0; i < YIELDS; i++) {
+            for (long i = 0; i < yields && status == null; i++) {
                 Thread.yield();
-                if ((status = check(round)) != null) {
-                    return status;
-                }
-                if (deadline != NO_DEADLINE && System.nanoTime() - deadline >= 0) {
-                    return WaitStatus.TIMED_OUT;
+                status = check(round);
+                if (status == null) {
+                    status = expired(limit, interruptible);
                 }
             }
         }
-        long stallAt = stallNanos > 0 ? System.nanoTime() + stallNanos : NO_DEADLINE;
-        boolean stallFirst = stallAt != NO_DEADLINE && (deadline == NO_DEADLINE || stallAt - deadline < 0);
-        WaitStatus status = park(me, round, stallFirst ? stallAt : deadline, interruptible);
+        if (status == null) {
+            status = park(me, round, limit, interruptible);
+        }
         return stallFirst && status == WaitStatus.TIMED_OUT ? WaitStatus.STALLED : status;
+    }
+
+    /** TIMED_OUT when {@code limit} has passed, INTERRUPTED when an interruptible wait is interrupted. */
+    private static WaitStatus expired(long limit, boolean interruptible) {
+        if (limit != NO_DEADLINE && System.nanoTime() - limit >= 0) {
+            return WaitStatus.TIMED_OUT;
+        }
+        return interruptible && Thread.interrupted() ? WaitStatus.INTERRUPTED : null;
     }
 
     private WaitStatus park(Thread me, int round, long deadline, boolean interruptible) {

@@ -1,0 +1,143 @@
+package dev.jpipeline;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Test support: a read-only in-memory "file" whose positional reads can be held back (a gate per start
+ * position) or made to fail (from a position on), so that tests control when and how copy chunks land.
+ */
+final class GatedFileChannel extends FileChannel {
+
+    private final byte[] data;
+    private final Map<Long, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private volatile long failFrom = Long.MAX_VALUE;
+
+    GatedFileChannel(byte[] data) {
+        this.data = data;
+    }
+
+    /** Reads starting at {@code position} wait until the returned latch is counted down. */
+    CountDownLatch gate(long position) {
+        return gates.computeIfAbsent(position, p -> new CountDownLatch(1));
+    }
+
+    /** Reads at or after {@code position} throw an IOException. */
+    void failFrom(long position) {
+        failFrom = position;
+    }
+
+    @Override
+    public int read(ByteBuffer dst, long position) throws IOException {
+        CountDownLatch gate = gates.get(position);
+        if (gate != null) {
+            try {
+                if (!gate.await(20, TimeUnit.SECONDS)) {
+                    throw new IOException("test gate at " + position + " was never opened");
+                }
+            } catch (InterruptedException e) {
+                throw new IOException(e);
+            }
+        }
+        if (position >= failFrom) {
+            throw new IOException("injected read error at position " + position);
+        }
+        if (position >= data.length) {
+            return -1;
+        }
+        int n = (int) Math.min(dst.remaining(), data.length - position);
+        dst.put(data, (int) position, n);
+        return n;
+    }
+
+    @Override
+    public long size() {
+        return data.length;
+    }
+
+    private static IOException readOnly() {
+        return new IOException("GatedFileChannel supports positional reads only");
+    }
+
+    @Override
+    public int read(ByteBuffer dst) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public int write(ByteBuffer src) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public long position() {
+        return 0;
+    }
+
+    @Override
+    public FileChannel position(long newPosition) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public FileChannel truncate(long size) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public void force(boolean metaData) {
+    }
+
+    @Override
+    public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public int write(ByteBuffer src, long position) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public FileLock lock(long position, long size, boolean shared) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    public FileLock tryLock(long position, long size, boolean shared) throws IOException {
+        throw readOnly();
+    }
+
+    @Override
+    protected void implCloseChannel() {
+    }
+}
