@@ -117,27 +117,30 @@ public final class MemcpyAsync {
     private static AsyncContractFulfillment intoPipeline(Group group, MemorySegment dst, MemorySegment src,
                                                          long bytes, long alignment, Pipeline pipe) {
         Objects.requireNonNull(pipe, "pipe");
-        long[] share = share(group, dst, src, bytes, alignment);
-        return pipe.copy(dst.asSlice(share[0], share[1]), src.asSlice(share[0], share[1]));
+        validate(dst, src, bytes, alignment);
+        long from = shareStart(group, bytes, alignment);
+        long length = shareEnd(group, bytes, alignment) - from;
+        return pipe.copy(slice(dst, from, length), slice(src, from, length));
     }
 
     private static AsyncContractFulfillment intoBarrier(Group group, MemorySegment dst, MemorySegment src,
                                                         long bytes, long alignment, Barrier barrier) {
         Objects.requireNonNull(barrier, "barrier");
-        long[] share = share(group, dst, src, bytes, alignment);
+        validate(dst, src, bytes, alignment);
+        long from = shareStart(group, bytes, alignment);
+        long length = shareEnd(group, bytes, alignment) - from;
         CopyEngine engine = CopyEngine.shared();
-        if (engine.runsInline(share[1])) {
-            MemorySegment.copy(src, share[0], dst, share[0], share[1]);
+        if (engine.runsInline(length)) {
+            MemorySegment.copy(src, from, dst, from, length);
             return AsyncContractFulfillment.NONE;
         }
         long phase = barrier.expectCopy();
-        engine.copy(dst.asSlice(share[0], share[1]), src.asSlice(share[0], share[1]),
-            failure -> barrier.copyLanded(phase, failure));
+        engine.copy(slice(dst, from, length), slice(src, from, length), failure -> barrier.copyLanded(phase, failure));
         return AsyncContractFulfillment.ASYNC;
     }
 
-    /** Validates the copy and returns this thread's share of it as {offset, length}. */
-    private static long[] share(Group group, MemorySegment dst, MemorySegment src, long bytes, long alignment) {
+    /** Checks the rules of the class description. */
+    private static void validate(MemorySegment dst, MemorySegment src, long bytes, long alignment) {
         Objects.requireNonNull(dst, "dst");
         Objects.requireNonNull(src, "src");
         if (bytes < 0) {
@@ -153,23 +156,54 @@ public final class MemcpyAsync {
                 + " needs both segments " + alignment + "-byte aligned; destination alignment is "
                 + dst.maxByteAlignment() + ", source alignment is " + src.maxByteAlignment());
         }
-        if (bytes > 0 && dst.asSlice(0, bytes).asOverlappingSlice(src.asSlice(0, bytes)).isPresent()) {
+        if (bytes > 0 && overlap(dst, src, bytes)) {
             throw new IllegalArgumentException("memcpy_async source and destination overlap: " + bytes
                 + " bytes at " + describe(src) + " and at " + describe(dst));
         }
-        if (group == null) {
-            return new long[] {0, bytes};
+    }
+
+    /** Whether the first {@code bytes} bytes of the two segments overlap (adjacent ranges do not). */
+    private static boolean overlap(MemorySegment a, MemorySegment b, long bytes) {
+        if (a.isNative() && b.isNative()) {      // the common case, without allocating slices
+            return a.address() < b.address() + bytes && b.address() < a.address() + bytes;
         }
+        return a.asSlice(0, bytes).asOverlappingSlice(b.asSlice(0, bytes)).isPresent();
+    }
+
+    /*
+     * A cooperative copy is cut into size() contiguous shares of whole alignment units; rank r copies the r-th.
+     * Contiguous shares (rather than CUDA's interleaved 16-byte chunks) keep each thread's copy one bulk
+     * MemorySegment.copy, or one engine submission, which is what makes the group form fast on the JVM.
+     */
+
+    /** Where the calling thread's share of a {@code bytes}-byte copy starts. */
+    private static long shareStart(Group group, long bytes, long alignment) {
+        return group == null ? 0 : Math.min(bytes, checkedRank(group) * perRank(group, bytes, alignment));
+    }
+
+    /** Where the calling thread's share ends (exclusive). */
+    private static long shareEnd(Group group, long bytes, long alignment) {
+        return group == null ? bytes : Math.min(bytes, (checkedRank(group) + 1) * perRank(group, bytes, alignment));
+    }
+
+    private static long perRank(Group group, long bytes, long alignment) {
+        long units = bytes / alignment;
+        return (units + group.size() - 1) / group.size() * alignment;
+    }
+
+    private static long checkedRank(Group group) {
         int n = group.size();
         int rank = group.threadRank();
         if (n < 1 || rank < 0 || rank >= n) {
             throw new IllegalArgumentException("memcpy_async group rank must be in 0.." + (n - 1) + " with group "
                 + "size " + n + ", got rank " + rank);
         }
-        long units = bytes / alignment;
-        long perRank = (units + n - 1) / n * alignment;
-        long from = Math.min(bytes, rank * perRank);
-        return new long[] {from, Math.min(bytes, from + perRank) - from};
+        return rank;
+    }
+
+    /** {@code segment.asSlice(from, length)}, without a new segment when that is the whole segment. */
+    private static MemorySegment slice(MemorySegment segment, long from, long length) {
+        return from == 0 && length == segment.byteSize() ? segment : segment.asSlice(from, length);
     }
 
     private static void checkDestination(MemorySegment dst, long bytes) {
