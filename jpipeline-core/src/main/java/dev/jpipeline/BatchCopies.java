@@ -70,7 +70,8 @@ final class BatchCopies extends PendingCopies {
      * @return the first copy failure, or null
      */
     Throwable await() {
-        for (int i = 0; i < SPINS && inFlight(); i++) {
+        int spins = Thread.currentThread().isVirtual() ? 0 : SPINS;     // a virtual thread never holds its carrier
+        for (int i = 0; i < spins && inFlight(); i++) {
             Thread.onSpinWait();
         }
         if (inFlight()) {
