@@ -7,4 +7,6 @@
 module dev.jpipeline.core {
     exports dev.jpipeline;
     exports dev.jpipeline.copy;
+    // the SIMT runtime hooks into waiting (hang detection) and reuses the stage barrier
+    exports dev.jpipeline.internal to dev.jpipeline.simt;
 }

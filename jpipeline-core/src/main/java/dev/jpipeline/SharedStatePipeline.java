@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.internal.WaitSite;
 import dev.jpipeline.internal.WaitStatus;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
@@ -25,7 +26,7 @@ import java.util.Objects;
  * are confined to its thread (plain fields); all cross-thread communication goes through the barriers.
  * </pre>
  */
-final class SharedStatePipeline extends Pipeline {
+final class SharedStatePipeline extends Pipeline implements WaitSite {
 
     /** What this thread may do: a partitioned pipeline's producer or consumer, or a unified thread (both). */
     private enum Side {
@@ -65,6 +66,11 @@ final class SharedStatePipeline extends Pipeline {
     private boolean acquired;
     private boolean waited;
     private boolean active = true;
+    /** What the thread waits for while it is in a wait: only read to describe a blocked thread. */
+    private String waitOp;
+    private PhaseBarrier waitBarrier;
+    private int waitStage;
+    private long waitBatch;
 
     private SharedStatePipeline(PipelineSharedState state, StageRing ring, int rank, Side side) {
         this.state = state;
@@ -275,16 +281,20 @@ final class SharedStatePipeline extends Pipeline {
     /** Waits for a stage barrier's phase; with deadlock detection on, reports stalls to the detector. */
     private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, String op,
                              int stage, long batch) {
+        waitOp = op;
+        waitBarrier = barrier;
+        waitStage = stage;
+        waitBatch = batch;
         DeadlockDetector detector = ring.detector;
         if (detector == null) {
-            return barrier.await(round, deadline, interruptible, 0, spins, yields);
+            return barrier.await(round, deadline, interruptible, 0, spins, yields, this);
         }
         boolean reported = false;
         long[] lastLook = null;
         try {
             for (;;) {
                 WaitStatus status = barrier.await(round, deadline, interruptible, detector.patienceNanos(), spins,
-                    yields);
+                    yields, this);
                 if (status != WaitStatus.STALLED) {
                     return status;
                 }
@@ -429,6 +439,14 @@ final class SharedStatePipeline extends Pipeline {
 
     private String who() {
         return "rank " + rank + " (" + (side == null ? "role not yet taken" : side.label()) + ")";
+    }
+
+    @Override
+    public String describeWait() {
+        boolean forRelease = waitBarrier != produced[waitStage];
+        return who() + " waits in " + waitOp + " for stage " + waitStage + " (batch " + waitBatch + "): "
+            + (forRelease ? "consumed" : "produced") + " barrier at " + waitBarrier + " (" + ring.producerCount
+            + " producers, " + ring.consumerCount + " consumers)";
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.BatchSequence;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.time.Duration;
@@ -35,6 +36,10 @@ final class ThreadScopePipeline extends Pipeline {
 
     private final Thread owner = Thread.currentThread();
     private final CopyEngine engine;
+    /** The warp's shared sequence inside a SIMT kernel, else null (the pipeline's own count is the sequence). */
+    private final BatchSequence sequence = BatchSequence.current();
+    /** Inside a kernel: the actual-sequence index of each outstanding batch, by batch mod length. */
+    private long[] actualOf = sequence == null ? null : new long[8];
     /** Per-batch copy trackers, indexed by batch mod length (a power of two); created on first use. */
     private BatchCopies[] slots = new BatchCopies[8];
     private long head;
@@ -70,6 +75,9 @@ final class ThreadScopePipeline extends Pipeline {
         acquired = false;
         if (head - tail >= slots.length) {
             grow();                             // every outstanding batch keeps a slot of its own
+        }
+        if (sequence != null) {
+            recordActual(sequence.commit());
         }
         BatchCopies copies = slots[(int) (head & (slots.length - 1))];
         if (copies != null) {
@@ -132,8 +140,27 @@ final class ThreadScopePipeline extends Pipeline {
         slots = bigger;
     }
 
-    /** Waits for outstanding batch {@code batch} to be complete; returns its copy failure or null. */
+    /** Inside a kernel: remembers the actual index of batch {@code head} (the one being committed). */
+    private void recordActual(long actual) {
+        if (head - tail >= actualOf.length) {
+            long[] bigger = new long[actualOf.length * 2];
+            for (long b = tail; b < head; b++) {
+                bigger[(int) (b & (bigger.length - 1))] = actualOf[(int) (b & (actualOf.length - 1))];
+            }
+            actualOf = bigger;
+        }
+        actualOf[(int) (head & (actualOf.length - 1))] = actual;
+    }
+
+    /**
+     * Waits for outstanding batch {@code batch} to be complete; returns its copy failure or null. Inside a
+     * kernel the wait also covers, in the warp's actual sequence, every batch up to this one's actual index
+     * (other lanes' included: the documentation's over-waiting).
+     */
     private Throwable awaitBatch(long batch) {
+        if (sequence != null) {
+            sequence.waitThrough(actualOf[(int) (batch & (actualOf.length - 1))]);
+        }
         BatchCopies copies = slots[(int) (batch & (slots.length - 1))];
         return copies == null ? null : copies.await();
     }

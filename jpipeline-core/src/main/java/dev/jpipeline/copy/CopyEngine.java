@@ -54,6 +54,8 @@ public final class CopyEngine implements AutoCloseable {
     private final ArrayDeque<CopySubmission> pool = new ArrayDeque<>();
     /** Entries in the queue: written under the lock, read without it by spinning workers. */
     private volatile int queued;
+    /** Copies submitted and not yet completed: read by hang detectors (a copy in flight is progress). */
+    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
     /** Workers parked on workAvailable; guarded by lock. */
     private int parked;
     private volatile boolean closed;
@@ -157,6 +159,11 @@ public final class CopyEngine implements AutoCloseable {
         return minChunk;
     }
 
+    /** The number of copies submitted whose completion has not been called yet. */
+    public int copiesInFlight() {
+        return inFlight.get();
+    }
+
     /** Whether a copy of {@code bytes} bytes is better performed inline than handed to a worker. */
     public boolean runsInline(long bytes) {
         return bytes <= inlineThreshold;
@@ -207,6 +214,7 @@ public final class CopyEngine implements AutoCloseable {
                 throw new IllegalStateException("copy engine is closed");
             }
             CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();
+            inFlight.incrementAndGet();
             if (channel == null) {
                 s.memory(dst, src, chunk, completion);
             } else {
@@ -240,6 +248,7 @@ public final class CopyEngine implements AutoCloseable {
                     // a completion must not kill the worker: report it as an uncaught exception would be
                     Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), t);
                 }
+                inFlight.decrementAndGet();
             }
             if (s.release()) {
                 recycle(s);

@@ -295,6 +295,14 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
      */
     public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos, long spins,
                             long yields) {
+        return await(round, deadline, interruptible, stallNanos, spins, yields, this);
+    }
+
+    /**
+     * The full form: {@code site} is what a {@link ParkListener} is told the thread waits in when it parks.
+     */
+    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos, long spins,
+                            long yields, Object site) {
         WaitStatus status = check(round);
         if (status != null) {
             return status;
@@ -302,7 +310,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         if (deadline == POLL_ONCE) {
             return WaitStatus.TIMED_OUT;
         }
-        return awaitSlow(round, deadline, interruptible, stallNanos, spins, yields);
+        return awaitSlow(round, deadline, interruptible, stallNanos, spins, yields, site);
     }
 
     /** The barrier word, for detecting that nothing has changed between two looks. */
@@ -319,7 +327,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     }
 
     private WaitStatus awaitSlow(int round, long deadline, boolean interruptible, long stallNanos, long spins,
-                                 long yields) {
+                                 long yields, Object site) {
         Thread me = Thread.currentThread();
         long stallAt = stallNanos > 0 ? System.nanoTime() + stallNanos : NO_DEADLINE;
         boolean stallFirst = stallAt != NO_DEADLINE && (deadline == NO_DEADLINE || stallAt - deadline < 0);
@@ -342,7 +350,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
             }
         }
         if (status == null) {
-            status = park(me, round, limit, interruptible);
+            status = park(me, round, limit, interruptible, site);
         }
         return stallFirst && status == WaitStatus.TIMED_OUT ? WaitStatus.STALLED : status;
     }
@@ -355,14 +363,19 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         return interruptible && Thread.interrupted() ? WaitStatus.INTERRUPTED : null;
     }
 
-    private WaitStatus park(Thread me, int round, long deadline, boolean interruptible) {
+    private WaitStatus park(Thread me, int round, long deadline, boolean interruptible, Object site) {
         boolean interrupted = false;
+        ParkListener listener = ParkListener.current();
+        Waiter node = null;
         try {
             for (;;) {
-                Waiter node = new Waiter(me);
+                node = new Waiter(me);
                 push(node);
                 WaitStatus status = check(round);
                 if (status == null) {
+                    if (listener != null) {
+                        listener.parking(site);
+                    }
                     if (deadline == NO_DEADLINE) {
                         LockSupport.park(this);
                     } else {
@@ -372,6 +385,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
                         } else {
                             LockSupport.parkNanos(this, remaining);
                         }
+                    }
+                    if (listener != null) {
+                        listener.unparked();
                     }
                     if (status == null && Thread.interrupted()) {
                         if (interruptible) {
@@ -392,6 +408,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
                 node.thread = null;
             }
         } finally {
+            if (node != null) {
+                node.thread = null;         // also when a listener abandons the wait
+            }
             if (interrupted) {
                 me.interrupt();
             }
