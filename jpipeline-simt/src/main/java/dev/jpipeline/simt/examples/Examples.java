@@ -1,0 +1,41 @@
+package dev.jpipeline.simt.examples;
+
+import java.time.Duration;
+import java.util.List;
+
+/** Every ported example, in the order of the CUDA documentation, and a way to run one with timing. */
+public final class Examples {
+
+    private Examples() {
+    }
+
+    /** The outcome of one example run. */
+    public record Result(Example example, boolean verified, Duration time, Throwable failure) {
+    }
+
+    /** All examples. */
+    public static List<Example> all() {
+        return List.of(
+            new PipelineCreation(),
+            new TrackingAsyncCopies(),
+            new TrackingAsyncCopiesPrimitives(),
+            new ProducerConsumer(),
+            new EarlyExit(),
+            new ReferenceKernel(),
+            new RolePartition(),
+            new BinaryPartitions(true),
+            new BinaryPartitions(false),
+            new TimedWaits());
+    }
+
+    /** Runs {@code example}, catching its failure (a failed run is not verified). */
+    public static Result run(Example example) {
+        long start = System.nanoTime();
+        try {
+            boolean verified = example.run();
+            return new Result(example, verified, Duration.ofNanos(System.nanoTime() - start), null);
+        } catch (RuntimeException | Error e) {
+            return new Result(example, false, Duration.ofNanos(System.nanoTime() - start), e);
+        }
+    }
+}
