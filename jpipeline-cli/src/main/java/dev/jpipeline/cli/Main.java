@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** Entry point of the {@code jpipeline} command. */
 @Command(name = "jpipeline", mixinStandardHelpOptions = true, version = "jpipeline 0.1.0",
     description = "CUDA's cuda::pipeline programming model on Java threads.",
-    subcommands = {DemoCommand.class})
+    subcommands = {DemoCommand.class, ExamplesCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
