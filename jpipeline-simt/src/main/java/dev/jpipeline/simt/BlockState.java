@@ -38,9 +38,9 @@ final class BlockState {
                 w.reconverge();         // __syncthreads reconverges every warp of the block
             }
         }));
-        this.arena = Arena.ofShared();
-        this.dynamicShared = dynamicSharedBytes == 0 ? MemorySegment.NULL.reinterpret(0)
-            : arena.allocate(dynamicSharedBytes, 16);
+        // closing a shared arena is a handshake with every thread: only pay for it when memory is asked for
+        this.arena = dynamicSharedBytes == 0 ? null : Arena.ofShared();
+        this.dynamicShared = arena == null ? MemorySegment.NULL : arena.allocate(dynamicSharedBytes, 16);
     }
 
     @SuppressWarnings("unchecked")
@@ -68,7 +68,9 @@ final class BlockState {
      */
     boolean threadFinished() {
         if (running.decrementAndGet() == 0) {
-            arena.close();
+            if (arena != null) {
+                arena.close();
+            }
             return true;
         }
         return false;
