@@ -125,6 +125,28 @@ class KernelTest {
     }
 
     @Test
+    void aHangInAPipelineIsReportedWithStageAndArrivals() {
+        KernelFailure failure = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(4), 0,
+            ctx -> {
+                PipelineSharedState state = ctx.shared("state", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+                Pipeline pipe = Pipeline.make(ctx.block(), state, 2);
+                if (ctx.threadRank() == 0) {
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                    ctx.syncWarp();             // waits for lanes that never come: they wait for rank 1
+                } else if (ctx.threadRank() >= 2) {
+                    pipe.consumerWait();        // rank 1, the second producer, never commits
+                } else {
+                    ctx.syncWarp();
+                }
+            }));
+        String report = failure.getMessage();
+        assertTrue(report.contains("rank 2 (consumer) waits in consumer_wait for stage 0 (batch 0): produced barrier "
+            + "at phase 0, arrived 1/2"), report);
+        assertTrue(report.contains("waits in __syncwarp of warp 0 of block (0, 0, 0): 2 of 4 threads arrived"), report);
+    }
+
+    @Test
     void consumersRunningProducerCodeIsAClearErrorNotAHang() {
         // The binary-partitions article's mistake: a count-partitioned pipeline whose consumer threads also
         // run the producer branch.
