@@ -5,7 +5,9 @@
  * barrier and waiting mechanics in {@code dev.jpipeline.internal} are not exported.
  */
 module dev.jpipeline.core {
+    requires jdk.jfr;
     exports dev.jpipeline;
+    exports dev.jpipeline.trace;
     exports dev.jpipeline.copy;
     // the SIMT runtime hooks into waiting (hang detection) and reuses the stage barrier
     exports dev.jpipeline.internal to dev.jpipeline.simt;

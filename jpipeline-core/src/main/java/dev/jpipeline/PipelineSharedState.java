@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.trace.Tracer;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
@@ -30,6 +31,7 @@ public final class PipelineSharedState {
     private final long deadlockPatienceNanos;
     private final WaitStrategy waitStrategy;
     private final CopyEngine copyEngine;
+    private final Tracer tracer;
 
     /** The current pipeline's ring: written by rank 0 before the last group sync of make, read after it. */
     private volatile StageRing ring;
@@ -42,6 +44,7 @@ public final class PipelineSharedState {
         this.deadlockPatienceNanos = b.deadlockPatienceNanos;
         this.waitStrategy = b.waitStrategy;
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
+        this.tracer = b.tracer;
     }
 
     /**
@@ -80,6 +83,7 @@ public final class PipelineSharedState {
         private long deadlockPatienceNanos;
         private WaitStrategy waitStrategy = WaitStrategy.ADAPTIVE;
         private CopyEngine copyEngine;
+        private Tracer tracer;
 
         private Builder(ThreadScope scope, int stageCount) {
             this.scope = scope;
@@ -117,6 +121,12 @@ public final class PipelineSharedState {
             return this;
         }
 
+        /** Records every operation of pipelines on this state (default: none, at no cost). */
+        public Builder tracer(Tracer tracer) {
+            this.tracer = Objects.requireNonNull(tracer, "tracer");
+            return this;
+        }
+
         /** The shared state. */
         public PipelineSharedState build() {
             return new PipelineSharedState(this);
@@ -131,6 +141,11 @@ public final class PipelineSharedState {
     /** How threads of pipelines on this state wait. */
     public WaitStrategy waitStrategy() {
         return waitStrategy;
+    }
+
+    /** The tracer of pipelines on this state, or null. */
+    public Tracer tracer() {
+        return tracer;
     }
 
     /** Where asynchronous copies of pipelines on this state run. */

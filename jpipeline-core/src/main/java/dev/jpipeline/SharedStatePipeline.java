@@ -3,6 +3,8 @@ package dev.jpipeline;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.WaitSite;
 import dev.jpipeline.internal.WaitStatus;
+import dev.jpipeline.trace.StageOperation;
+import dev.jpipeline.trace.TraceBuffer;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.time.Duration;
@@ -53,6 +55,8 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
     private final int rank;
     private final long spins;
     private final long yields;
+    /** This handle's trace, or null when the pipeline is not traced (one null check per operation). */
+    private final TraceBuffer trace;
     /** Per stage: this handle's asynchronous copies; created on the first asynchronous copy into the stage. */
     private StageCopies[] copies;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
@@ -82,6 +86,8 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
         this.side = side;
         this.spins = ring.waitStrategy.spins();
         this.yields = ring.waitStrategy.yields();
+        this.trace = ring.tracer == null ? null
+            : ring.tracer.buffer(owner.getName(), rank, side == null ? "partitioned" : side.label());
         if (ring.detector != null) {
             ring.detector.register(rank, owner);
         }
@@ -204,6 +210,7 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
                 + stages + " batches it has not released itself, and stage " + head
                 + " cannot be free before it releases them (at most " + stages + " stages ahead)");
         }
+        long start = trace == null ? 0 : trace.now();
         if (headRound > 0) {
             WaitStatus status = await(consumed[head], headRound - 1, PhaseBarrier.NO_DEADLINE, interruptible,
                 "producer_acquire", head, committed());
@@ -216,6 +223,9 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
             }
         }
         acquired = true;
+        if (trace != null) {
+            trace.record(StageOperation.ACQUIRE, start, head, committed());
+        }
         return WaitStatus.COMPLETE;
     }
 
@@ -227,6 +237,9 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
                 + " has not acquired stage " + head + " (batch " + committed() + ")");
         }
         acquired = false;
+        if (trace != null) {
+            trace.record(StageOperation.COMMIT, trace.now(), head, committed());
+        }
         StageCopies inFlight = copies == null ? null : copies[head];
         if (inFlight != null && inFlight.isOpen()) {
             inFlight.commit();          // the stage also waits for the copies to land (maybe they have)
@@ -243,7 +256,11 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
     AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         enterCopy("memcpy_async");
         if (ring.copyEngine.runsInline(dst.byteSize())) {
+            long start = trace == null ? 0 : trace.now();
             MemorySegment.copy(src, 0, dst, 0, dst.byteSize());
+            if (trace != null) {
+                trace.record(StageOperation.COPY, start, head, committed());
+            }
             return AsyncContractFulfillment.NONE;
         }
         ring.copyEngine.copy(dst, src, headCopies());
@@ -272,7 +289,7 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
         }
         StageCopies c = copies[head];
         if (c == null) {
-            c = copies[head] = new StageCopies(ring, head);
+            c = copies[head] = new StageCopies(ring, head, trace);
         }
         c.attach(headRound);
         return c;
@@ -345,12 +362,16 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
             throw new IllegalStateException(op + " would wait forever: " + who() + " waits for batch "
                 + released() + " in stage " + tail + ", which it has not committed itself");
         }
+        long start = trace == null ? 0 : trace.now();
         WaitStatus status = await(produced[tail], tailRound, deadline, interruptible, op, tail, released());
         if (status == WaitStatus.ABANDONED) {
             throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                 + tail + " (batch " + released() + "); " + who());
         }
         waited = status == WaitStatus.COMPLETE;
+        if (waited && trace != null) {
+            trace.record(StageOperation.WAIT, start, tail, released());
+        }
         if (waited) {
             Throwable failure = ring.failure(tail, tailRound);
             if (failure != null) {
@@ -368,6 +389,9 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
                 + " has not waited for stage " + tail + " (batch " + released() + ")");
         }
         waited = false;
+        if (trace != null) {
+            trace.record(StageOperation.RELEASE, trace.now(), tail, released());
+        }
         consumed[tail].arrive(1);
         if (++tail == stages) {
             tail = 0;

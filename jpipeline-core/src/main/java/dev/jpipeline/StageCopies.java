@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.trace.TraceBuffer;
 
 /**
  * One producer's asynchronous copies into one stage of a shared pipeline, tied to the stage's {@code produced}
@@ -16,16 +17,24 @@ final class StageCopies extends PendingCopies {
     private final StageRing ring;
     private final int stage;
     private final PhaseBarrier produced;
+    /** The owner's trace, or null. */
+    private final TraceBuffer trace;
     /** The round of the open batch: written by the owner before it submits copies (published by the engine). */
     private int round;
+    /** When the open batch's first copy was submitted (trace clock), written like round. */
+    private long copyStart;
 
-    StageCopies(StageRing ring, int stage) {
+    StageCopies(StageRing ring, int stage, TraceBuffer trace) {
         this.ring = ring;
         this.stage = stage;
         this.produced = ring.produced[stage];
+        this.trace = trace;
     }
 
     void attach(int round) {
+        if (!isOpen() && trace != null) {
+            copyStart = trace.now();
+        }
         this.round = round;
         attach();
     }
@@ -39,6 +48,9 @@ final class StageCopies extends PendingCopies {
 
     @Override
     void landed(Throwable failure) {
+        if (trace != null) {
+            trace.copyLanded(copyStart, stage, (long) round * ring.produced.length + stage);
+        }
         if (failure != null) {
             ring.recordFailure(stage, round, failure);
         }

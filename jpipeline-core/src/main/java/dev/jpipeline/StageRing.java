@@ -35,6 +35,8 @@ final class StageRing {
     final WaitStrategy waitStrategy;
     /** Where this pipeline's asynchronous copies run. */
     final dev.jpipeline.copy.CopyEngine copyEngine;
+    /** Records the pipeline's operations, or null. */
+    final dev.jpipeline.trace.Tracer tracer;
     /**
      * Per stage: the latest failed copy, with its round. Written before the failing batch's produced arrival,
      * read by consumers after their wait completes, so a failure is seen exactly by the wait for its round.
@@ -57,6 +59,7 @@ final class StageRing {
         this.detector = state.newDetector(groupSize);
         this.waitStrategy = state.waitStrategy();
         this.copyEngine = state.copyEngine();
+        this.tracer = state.tracer();
         this.failures = new AtomicReferenceArray<>(stageCount);
         this.groupSize = groupSize;
         this.producerCount = producerCount;

@@ -1,0 +1,81 @@
+package dev.jpipeline.trace;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jpipeline.MemcpyAsync;
+import dev.jpipeline.Pipeline;
+import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.ThreadScope;
+import dev.jpipeline.ThreadTeam;
+import dev.jpipeline.copy.CopyEngine;
+import java.io.StringWriter;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class TracerTest {
+
+    @Test
+    void everyOperationOfEveryThreadIsRecordedAndExportedAsTraceEvents() throws Exception {
+        Tracer tracer = Tracer.create();
+        int batches = 20;
+        try (CopyEngine engine = CopyEngine.builder().inlineThreshold(1024).build()) {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).tracer(tracer)
+                .copyEngine(engine).build();
+            MemorySegment src = Arena.ofAuto().allocate(8192);
+            MemorySegment[] stages = {Arena.ofAuto().allocate(8192), Arena.ofAuto().allocate(8192)};
+            ThreadTeam.ofPlatform(3).run(Duration.ofSeconds(30), g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                for (int b = 0; b < batches; b++) {
+                    if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        MemcpyAsync.memcpyAsync(stages[b % 2], src, b % 2 == 0 ? 8192 : 512, pipe);  // async, inline
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+                pipe.quit();
+            });
+        }
+        List<TraceEvent> events = tracer.events();
+        Map<StageOperation, Long> counts = events.stream()
+            .collect(Collectors.groupingBy(TraceEvent::operation, Collectors.counting()));
+        assertEquals(batches, counts.get(StageOperation.ACQUIRE));
+        assertEquals(batches, counts.get(StageOperation.COMMIT));
+        assertEquals(batches, counts.get(StageOperation.COPY));
+        assertEquals(2L * batches, counts.get(StageOperation.WAIT));
+        assertEquals(2L * batches, counts.get(StageOperation.RELEASE));
+        for (int i = 1; i < events.size(); i++) {
+            assertTrue(events.get(i - 1).startNanos() <= events.get(i).startNanos(), "ordered by start");
+        }
+
+        StringWriter json = new StringWriter();
+        tracer.writeChromeTrace(json);
+        JsonNode root = new ObjectMapper().readTree(json.toString());
+        JsonNode traceEvents = root.get("traceEvents");
+        Set<String> lanes = new HashSet<>();
+        int spans = 0;
+        for (JsonNode e : traceEvents) {
+            if (e.get("ph").asText().equals("M")) {
+                lanes.add(e.get("args").get("name").asText());
+            } else {
+                assertEquals("X", e.get("ph").asText());
+                assertTrue(e.get("dur").asDouble() >= 0);
+                spans++;
+            }
+        }
+        assertEquals(events.size(), spans);
+        assertEquals(4, lanes.size(), "three threads and the producer's copies: " + lanes);
+    }
+}
