@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 /** Entry point of the {@code jpipeline} command. */
 @Command(name = "jpipeline", mixinStandardHelpOptions = true, version = "jpipeline 0.1.0",
     description = "CUDA's cuda::pipeline programming model on Java threads.",
-    subcommands = {DemoCommand.class, ExamplesCommand.class})
+    subcommands = {DemoCommand.class, ExamplesCommand.class, StreamCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -19,7 +19,14 @@ public final class Main implements Runnable {
 
     /** The configured command line, for the launcher and for tests. */
     public static CommandLine commandLine() {
-        return new CommandLine(new Main());
+        CommandLine cli = new CommandLine(new Main());
+        // bad arguments: one line naming the problem, exit code 2 (no usage dump)
+        cli.setParameterExceptionHandler((e, args) -> {
+            e.getCommandLine().getErr().println("jpipeline: " + e.getMessage());
+            e.getCommandLine().getErr().flush();
+            return 2;
+        });
+        return cli;
     }
 
     @Override

@@ -1,0 +1,101 @@
+package dev.jpipeline.cli;
+
+import dev.jpipeline.trace.StageOperation;
+import dev.jpipeline.trace.TraceEvent;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * What a traced stream run says about itself: how long producers waited for free stages and consumers for data,
+ * how busy the copies and the computation kept the machine, and a one-line reading.
+ *
+ * @param producerWaitNanos mean time a producer spent waiting in acquire
+ * @param consumerWaitNanos mean time a consumer spent waiting for data
+ * @param copyNanos         time during which at least one copy was in flight
+ * @param computeNanos      the busiest consumer's time between its waits and releases
+ * @param wallNanos         the run's duration
+ */
+record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNanos, long computeNanos,
+                   long wallNanos) {
+
+    static StallReport of(List<TraceEvent> events, int producers, int consumers, long wallNanos) {
+        long acquire = 0;
+        long wait = 0;
+        List<long[]> copies = new ArrayList<>();
+        Map<String, Long> waitEnd = new HashMap<>();
+        Map<String, Long> compute = new HashMap<>();
+        for (TraceEvent e : events) {
+            switch (e.operation()) {
+                case ACQUIRE -> acquire += e.durationNanos();
+                case WAIT -> {
+                    wait += e.durationNanos();
+                    waitEnd.put(e.thread(), e.startNanos() + e.durationNanos());
+                }
+                case RELEASE -> {
+                    Long end = waitEnd.remove(e.thread());
+                    if (end != null) {
+                        compute.merge(e.thread(), e.startNanos() - end, Long::sum);
+                    }
+                }
+                case COPY -> copies.add(new long[] {e.startNanos(), e.startNanos() + e.durationNanos()});
+                case COMMIT -> { }
+            }
+        }
+        return new StallReport(acquire / Math.max(1, producers), wait / Math.max(1, consumers), union(copies),
+            compute.values().stream().mapToLong(Long::longValue).max().orElse(0), wallNanos);
+    }
+
+    /** The total length of the union of intervals. */
+    private static long union(List<long[]> intervals) {
+        intervals.sort((a, b) -> Long.compare(a[0], b[0]));
+        long total = 0;
+        long from = Long.MIN_VALUE;
+        long to = Long.MIN_VALUE;
+        for (long[] i : intervals) {
+            if (i[0] > to) {
+                total += Math.max(0, to - from);
+                from = i[0];
+                to = i[1];
+            } else {
+                to = Math.max(to, i[1]);
+            }
+        }
+        return total + Math.max(0, to - from);
+    }
+
+    double producerWaitShare() {
+        return producerWaitNanos / (double) wallNanos;
+    }
+
+    double consumerWaitShare() {
+        return consumerWaitNanos / (double) wallNanos;
+    }
+
+    /** max(copy, compute) / wall: 1 when the longer of the two fills the whole run. */
+    double overlapEfficiency() {
+        return Math.max(copyNanos, computeNanos) / (double) wallNanos;
+    }
+
+    /** A one-line reading of the figures. */
+    String reading() {
+        double p = producerWaitShare();
+        double c = consumerWaitShare();
+        if (c > 0.2 && c > 2 * p) {
+            return String.format(Locale.ROOT, "copy-bound: consumers waited %.0f%% of the run for data while "
+                + "producers seldom waited; more stages would not help, a faster source or more copy workers "
+                + "would.", 100 * c);
+        }
+        if (p > 0.2 && p > 2 * c) {
+            return String.format(Locale.ROOT, "compute-bound: producers waited %.0f%% of the run for free stages; "
+                + "more consumers (or a cheaper operation) would help, more stages would not.", 100 * p);
+        }
+        if (p > 0.1 && c > 0.1) {
+            return String.format(Locale.ROOT, "alternating stalls: producers waited %.0f%% and consumers %.0f%%; "
+                + "more stages would smooth the hand-offs.", 100 * p, 100 * c);
+        }
+        return "balanced: neither side waited much; the pipeline keeps both copy and compute busy.";
+    }
+}
