@@ -91,19 +91,19 @@ final class TimelinePage {
           + Array.from({length: stages}, (_, s) => `<span><i style="background:${colour(s)}"></i>stage ${s}</span>`).join('')
           + '<span>copies: lighter lanes; compute: between a consumer\\'s wait and release</span>';
         const canvas = document.getElementById('timeline');
-        const laneHeight = 22, labelWidth = 230, top = 20;
-        canvas.height = top + lanes.length * laneHeight + 30;
+        const laneHeight = 22, labelWidth = 230, marginTop = 20;
+        canvas.height = marginTop + lanes.length * laneHeight + 30;
         const g = canvas.getContext('2d');
         const end = spans.reduce((m, s) => Math.max(m, s[2] + s[3]), 1);
         const x = t => labelWidth + (t / end) * (canvas.width - labelWidth - 10);
         g.fillStyle = '#fff'; g.fillRect(0, 0, canvas.width, canvas.height);
         lanes.forEach((name, i) => {
           g.fillStyle = i % 2 ? '#f4f4f4' : '#fafafa';
-          g.fillRect(labelWidth, top + i * laneHeight, canvas.width - labelWidth, laneHeight);
-          g.fillStyle = '#222'; g.fillText(name, 4, top + i * laneHeight + 15);
+          g.fillRect(labelWidth, marginTop + i * laneHeight, canvas.width - labelWidth, laneHeight);
+          g.fillStyle = '#222'; g.fillText(name, 4, marginTop + i * laneHeight + 15);
         });
         for (const [lane, kind, start, dur, stage] of spans) {
-          const y = top + lane * laneHeight + 3, h = laneHeight - 6;
+          const y = marginTop + lane * laneHeight + 3, h = laneHeight - 6;
           const w = Math.max(1, x(start + dur) - x(start));
           if (kind === 'wait') {
             g.fillStyle = '#bbb'; g.fillRect(x(start), y, w, h);

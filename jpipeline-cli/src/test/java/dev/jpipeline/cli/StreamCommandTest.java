@@ -1,0 +1,161 @@
+package dev.jpipeline.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jpipeline.WaitStrategy;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.security.MessageDigest;
+import java.util.HashSet;
+import java.util.HexFormat;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.zip.CRC32C;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+@Timeout(300)
+class StreamCommandTest {
+
+    /** {exit code, stdout, stderr}. */
+    static String[] run(String... args) {
+        var cli = Main.commandLine();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cli.setOut(new PrintWriter(out));
+        cli.setErr(new PrintWriter(err));
+        int code = cli.execute(args);
+        return new String[] {String.valueOf(code), out.toString(), err.toString()};
+    }
+
+    static String result(String output) {
+        Matcher m = Pattern.compile("result +\\w+ (\\S+)").matcher(output);
+        assertTrue(m.find(), output);
+        return m.group(1);
+    }
+
+    private static String crc32cOf(MemorySegment data) {
+        CRC32C crc = new CRC32C();
+        crc.update(data.asByteBuffer());
+        return String.format("0x%08x", crc.getValue());
+    }
+
+    @Test
+    void syntheticResultsMatchTheJdk() throws Exception {
+        long size = 5L * 1024 * 1024 + 123;                // a partial last chunk and a partial last word
+        MemorySegment data = StreamJob.synthetic(size).memory();
+        String[] crc = run("stream", "--synthetic", String.valueOf(size), "--op", "crc32c", "--consumers", "3",
+            "--chunk", "256k");
+        assertEquals("0", crc[0], crc[2]);
+        assertEquals(crc32cOf(data), result(crc[1]));
+        String[] sha = run("stream", "--synthetic", String.valueOf(size), "--op", "sha256", "--producers", "3");
+        MessageDigest digest = MessageDigest.getInstance("SHA-256");
+        digest.update(data.asByteBuffer());
+        assertEquals(HexFormat.of().formatHex(digest.digest()), result(sha[1]));
+        String[] sum = run("stream", "--synthetic", String.valueOf(size), "--op", "sum", "--wait", "block");
+        assertEquals(String.format("0x%016x", StreamJob.sumWords(data)), result(sum[1]));
+        assertTrue(sum[1].contains("stalls    producers waited"), sum[1]);
+        assertTrue(sum[1].contains("reading   "), sum[1]);
+    }
+
+    @Test
+    void aOneGibFileGivesTheJdksChecksums(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("one-gib.bin");
+        MemorySegment block = StreamJob.synthetic(16L << 20).memory();
+        CRC32C expected = new CRC32C();
+        try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            for (int i = 0; i < 64; i++) {
+                block.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, i);          // no two blocks alike
+                ByteBuffer buffer = block.asByteBuffer();
+                expected.update(buffer.duplicate());
+                while (buffer.hasRemaining()) {
+                    out.write(buffer);
+                }
+            }
+        }
+        String[] crc = run("stream", file.toString(), "--op", "crc32c", "--stages", "4", "--chunk", "4m");
+        assertEquals("0", crc[0], crc[2]);
+        assertEquals(String.format("0x%08x", expected.getValue()), result(crc[1]));
+        assertTrue(crc[1].contains("(1 GiB)"), crc[1]);
+    }
+
+    @Test
+    void theTraceHoldsEventsForEveryThread(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("trace.json");
+        String[] out = run("stream", "--synthetic", "8m", "--producers", "2", "--consumers", "3", "--trace",
+            trace.toString());
+        assertEquals("0", out[0], out[2]);
+        JsonNode root = new ObjectMapper().readTree(trace.toFile());
+        Set<String> lanes = new HashSet<>();
+        Set<Integer> tidsWithEvents = new HashSet<>();
+        for (JsonNode e : root.get("traceEvents")) {
+            if (e.get("ph").asText().equals("M")) {
+                lanes.add(e.get("args").get("name").asText());
+            } else {
+                tidsWithEvents.add(e.get("tid").asInt());
+            }
+        }
+        assertEquals(7, lanes.size(), "5 threads and 2 producers' copy lanes: " + lanes);
+        assertEquals(7, tidsWithEvents.size());
+    }
+
+    @Test
+    void badArgumentsGiveOneLineAndExitCode2(@TempDir Path dir) {
+        String[][] cases = {
+            {"stream", "--op", "md5"},
+            {"stream", "--stages", "0"},
+            {"stream", dir.resolve("missing.bin").toString()},
+            {"stream", "--producers", "0"},
+            {"stream", "--consumers", "0"},
+            {"stream", "--chunk", "-3"},
+            {"stream", "--wait", "sleepy"},
+        };
+        for (String[] args : cases) {
+            String[] r = run(args);
+            assertEquals("2", r[0], String.join(" ", args) + ": " + r[2]);
+            assertEquals(1, r[2].strip().lines().count(), "one line: " + r[2]);
+            assertTrue(r[2].startsWith("jpipeline: "), r[2]);
+        }
+    }
+
+    @Test
+    void anIoErrorStopsCleanlyWithTheFileAndOffset(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("data.bin");
+        Files.write(file, new byte[3 << 20]);
+        FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
+        long size = channel.size();
+        channel.close();                                   // every read now fails with ClosedChannelException
+        StreamJob.Result result = StreamJob.run(new StreamJob.Source(file.toString(), channel, null, size),
+            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE), new AtomicLong());
+        assertTrue(result.failure() != null, "the failure is reported");
+        assertTrue(result.failure().startsWith("I/O error reading " + file + " at offset 0"), result.failure());
+        assertTrue(result.failure().contains("ClosedChannelException"), result.failure());
+    }
+
+    @Test
+    void crc32cCombineMatchesTheWholeChecksum() {
+        byte[] data = new byte[10_000];
+        for (int i = 0; i < data.length; i++) {
+            data[i] = (byte) (i * 7 + 3);
+        }
+        CRC32C whole = new CRC32C();
+        whole.update(data);
+        CRC32C a = new CRC32C();
+        a.update(data, 0, 3333);
+        CRC32C b = new CRC32C();
+        b.update(data, 3333, data.length - 3333);
+        assertEquals(whole.getValue(), Crc32c.combine(a.getValue(), b.getValue(), data.length - 3333));
+    }
+}
