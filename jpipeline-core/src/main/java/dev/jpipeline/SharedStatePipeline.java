@@ -298,6 +298,9 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
     /** Waits for a stage barrier's phase; with deadlock detection on, reports stalls to the detector. */
     private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, String op,
                              int stage, long batch) {
+        if (barrier.isComplete(round)) {
+            return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
+        }
         waitOp = op;
         waitBarrier = barrier;
         waitStage = stage;

@@ -83,19 +83,19 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
     String reading() {
         double p = producerWaitShare();
         double c = consumerWaitShare();
-        if (c > 0.2 && c > 2 * p) {
-            return String.format(Locale.ROOT, "copy-bound: consumers waited %.0f%% of the run for data while "
-                + "producers seldom waited; more stages would not help, a faster source or more copy workers "
-                + "would.", 100 * c);
+        String waits = String.format(Locale.ROOT, "consumers waited %.0f%% of the run for data, producers %.0f%% for "
+            + "free stages", 100 * c, 100 * p);
+        if (c > 0.2 && c > 1.5 * p) {
+            return "copy-bound: " + waits + "; more stages would not help, a faster source or more copy workers "
+                + "would.";
         }
-        if (p > 0.2 && p > 2 * c) {
-            return String.format(Locale.ROOT, "compute-bound: producers waited %.0f%% of the run for free stages; "
-                + "more consumers (or a cheaper operation) would help, more stages would not.", 100 * p);
+        if (p > 0.2 && p > 1.5 * c) {
+            return "compute-bound: " + waits + "; more consumers (or a cheaper operation) would help, more stages "
+                + "would not.";
         }
         if (p > 0.1 && c > 0.1) {
-            return String.format(Locale.ROOT, "alternating stalls: producers waited %.0f%% and consumers %.0f%%; "
-                + "more stages would smooth the hand-offs.", 100 * p, 100 * c);
+            return "alternating stalls: " + waits + "; more stages would smooth the hand-offs.";
         }
-        return "balanced: neither side waited much; the pipeline keeps both copy and compute busy.";
+        return "balanced: " + waits + "; the pipeline keeps both copy and compute busy.";
     }
 }

@@ -61,9 +61,6 @@ final class StreamJob {
     }
 
     static Result run(Source source, Options o, AtomicLong progress) {
-        Tracer tracer = Tracer.create();
-        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, o.stages())
-            .waitStrategy(o.strategy()).tracer(tracer).build();
         int batches = (int) ((source.size() + o.chunk() - 1) / o.chunk());
         Arena arena = Arena.ofShared();
         MemorySegment[] stages = new MemorySegment[o.stages()];
@@ -72,8 +69,11 @@ final class StreamJob {
         }
         long[] sums = new long[o.consumers()];
         long[][] crcs = new long[batches][o.consumers()];
-        MessageDigest sha = sha256();
+        MessageDigest sha = o.op() == StreamOp.SHA256 ? sha256() : null;   // provider look-up only when needed
         AtomicReference<String> failure = new AtomicReference<>();
+        Tracer tracer = Tracer.create();
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, o.stages())
+            .waitStrategy(o.strategy()).tracer(tracer).build();
         long start = System.nanoTime();
         ThreadTeam.ofPlatform(o.producers() + o.consumers()).run(Duration.ofDays(1), group -> {
             int rank = group.threadRank();
