@@ -412,8 +412,13 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
             return false;
         }
         active = false;
-        Side leaving = side != null ? side : ring.claimForQuit() ? Side.PRODUCER : Side.CONSUMER;
-        for (int s = 0; s < stages; s++) {
+        Side leaving = side;
+        if (leaving == null) {
+            StageRing.QuitSide claimed = ring.claimForQuit();
+            leaving = claimed == StageRing.QuitSide.PRODUCER ? Side.PRODUCER
+                : claimed == StageRing.QuitSide.CONSUMER ? Side.CONSUMER : null;
+        }
+        for (int s = 0; s < stages && leaving != null; s++) {
             if (leaving.produces()) {
                 produced[s].dropFromRound(s < head ? headRound + 1 : headRound);
             }

@@ -108,15 +108,32 @@ final class StageRing {
         return producer;
     }
 
+    /** {@link #claimForQuit()}: the quitting thread took a producer's place, a consumer's, or none was left. */
+    enum QuitSide { PRODUCER, CONSUMER, NONE }
+
     /**
-     * Count partition: the side of a thread that quits before its first operation. It is the side that still
-     * has unclaimed places; when both have, the consumer side (a producer that never committed anything and a
-     * consumer that never released anything leave the same barriers untouched until their first round).
+     * Count partition: the side of a thread that quits before its first operation. It takes a consumer's place
+     * while one is unclaimed, else a producer's (a producer that never committed and a consumer that never
+     * released leave the same barriers untouched until their first round). Atomic, so that threads quitting
+     * together never take more places than there are.
      */
-    boolean claimForQuit() {
-        boolean producer = consumerClaims >= consumerCount && producerClaims < producerCount;
-        (producer ? PRODUCER_CLAIMS : CONSUMER_CLAIMS).getAndAdd(this, 1);
-        return producer;
+    QuitSide claimForQuit() {
+        for (;;) {
+            int consumers = consumerClaims;
+            if (consumers < consumerCount) {
+                if (CONSUMER_CLAIMS.compareAndSet(this, consumers, consumers + 1)) {
+                    return QuitSide.CONSUMER;
+                }
+                continue;
+            }
+            int producers = producerClaims;
+            if (producers >= producerCount) {
+                return QuitSide.NONE;
+            }
+            if (PRODUCER_CLAIMS.compareAndSet(this, producers, producers + 1)) {
+                return QuitSide.PRODUCER;
+            }
+        }
     }
 
     private static String ordinal(int n) {

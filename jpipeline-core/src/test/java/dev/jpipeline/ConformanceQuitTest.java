@@ -131,6 +131,22 @@ class ConformanceQuitTest {
         assertEquals(1, lastOwners.get());
     }
 
+    /** Count partition: threads that quit before their first operation take sides atomically. */
+    @Test
+    void threadsQuittingTogetherBeforeActingNeverOverDrop() {
+        for (int trial = 0; trial < 200; trial++) {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            AtomicInteger lastOwners = new AtomicInteger();
+            Teams.run(4, g -> {
+                if (Pipeline.make(g, state, 2).quit()) {
+                    lastOwners.incrementAndGet();
+                }
+            });
+            assertEquals(1, lastOwners.get(), "trial " + trial);
+            assertEquals(2, state.ring().producerCount);
+        }
+    }
+
     @Test
     void s34_threadScopeQuitIsAlwaysTrue() {
         Pipeline pipe = Pipeline.make();
