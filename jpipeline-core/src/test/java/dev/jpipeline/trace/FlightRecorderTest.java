@@ -1,0 +1,56 @@
+package dev.jpipeline.trace;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jpipeline.Pipeline;
+import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.ThreadScope;
+import dev.jpipeline.ThreadTeam;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.stream.Collectors;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** While a tracer is attached, every stage operation is a JDK Flight Recorder event. */
+class FlightRecorderTest {
+
+    @Test
+    void tracedOperationsAreFlightRecorderEvents(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("run.jfr");
+        try (Recording recording = new Recording()) {
+            recording.enable("dev.jpipeline.Stage");
+            recording.start();
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).tracer(Tracer.create())
+                .build();
+            ThreadTeam.ofPlatform(2).run(Duration.ofSeconds(30), g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                for (int b = 0; b < 10; b++) {
+                    if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+                pipe.quit();
+            });
+            recording.stop();
+            recording.dump(file);
+        }
+        Map<String, Long> byOperation = RecordingFile.readAllEvents(file).stream()
+            .filter(e -> e.getEventType().getName().equals("dev.jpipeline.Stage"))
+            .collect(Collectors.groupingBy((RecordedEvent e) -> e.getString("operation"), Collectors.counting()));
+        assertEquals(10L, byOperation.get("ACQUIRE"));
+        assertEquals(10L, byOperation.get("COMMIT"));
+        assertEquals(10L, byOperation.get("WAIT"));
+        assertEquals(10L, byOperation.get("RELEASE"));
+        assertTrue(!byOperation.containsKey("COPY"), "no copies were made");
+    }
+}
