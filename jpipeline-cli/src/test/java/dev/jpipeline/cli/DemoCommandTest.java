@@ -3,27 +3,14 @@ package dev.jpipeline.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.foreign.MemorySegment;
-import picocli.CommandLine;
 import org.junit.jupiter.api.Test;
 
 class DemoCommandTest {
 
-    private static String[] run(String... args) {
-        CommandLine cli = Main.commandLine();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        int code = cli.execute(args);
-        return new String[] {String.valueOf(code), out.toString(), err.toString()};
-    }
-
     @Test
     void demoStreamsAndVerifies() {
-        String[] result = run("demo", "--mib", "4", "--chunk-kib", "64");
+        String[] result = Cli.run("demo", "--mib", "4", "--chunk-kib", "64");
         assertEquals("0", result[0], result[2]);
         assertTrue(result[1].contains("streamed 4 MiB as 64 stages of 64 KiB"), result[1]);
         assertTrue(result[1].contains(": verified"), result[1]);
@@ -32,7 +19,7 @@ class DemoCommandTest {
 
     @Test
     void badSizesAreRefusedWithExitCode2() {
-        String[] result = run("demo", "--mib", "1", "--chunk-kib", "3");
+        String[] result = Cli.run("demo", "--mib", "1", "--chunk-kib", "3");
         assertEquals("2", result[0]);
         assertTrue(result[2].contains("whole number of --chunk-kib stages"), result[2]);
     }

@@ -29,7 +29,7 @@ class ProgressBarTest {
         assertTrue(screen.contains("%") && screen.contains("[#"), "no progress bar on a terminal: " + screen);
         assertTrue(screen.contains("result    sha256"), screen);
 
-        String[] plain = StreamCommandTest.run("stream", "--synthetic", "1g", "--op", "sha256", "--chunk", "8m");
+        String[] plain = Cli.run("stream", "--synthetic", "1g", "--op", "sha256", "--chunk", "8m");
         assertFalse(plain[1].contains("[#") || plain[2].contains("[#"), "a progress bar outside a terminal");
     }
 }

@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jpipeline.WaitStrategy;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -29,17 +27,6 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(300)
 class StreamCommandTest {
 
-    /** {exit code, stdout, stderr}. */
-    static String[] run(String... args) {
-        var cli = Main.commandLine();
-        StringWriter out = new StringWriter();
-        StringWriter err = new StringWriter();
-        cli.setOut(new PrintWriter(out));
-        cli.setErr(new PrintWriter(err));
-        int code = cli.execute(args);
-        return new String[] {String.valueOf(code), out.toString(), err.toString()};
-    }
-
     static String result(String output) {
         Matcher m = Pattern.compile("result +\\w+ (\\S+)").matcher(output);
         assertTrue(m.find(), output);
@@ -56,15 +43,15 @@ class StreamCommandTest {
     void syntheticResultsMatchTheJdk() throws Exception {
         long size = 5L * 1024 * 1024 + 123;                // a partial last chunk and a partial last word
         MemorySegment data = StreamJob.synthetic(size).memory();
-        String[] crc = run("stream", "--synthetic", String.valueOf(size), "--op", "crc32c", "--consumers", "3",
+        String[] crc = Cli.run("stream", "--synthetic", String.valueOf(size), "--op", "crc32c", "--consumers", "3",
             "--chunk", "256k");
         assertEquals("0", crc[0], crc[2]);
         assertEquals(crc32cOf(data), result(crc[1]));
-        String[] sha = run("stream", "--synthetic", String.valueOf(size), "--op", "sha256", "--producers", "3");
+        String[] sha = Cli.run("stream", "--synthetic", String.valueOf(size), "--op", "sha256", "--producers", "3");
         MessageDigest digest = MessageDigest.getInstance("SHA-256");
         digest.update(data.asByteBuffer());
         assertEquals(HexFormat.of().formatHex(digest.digest()), result(sha[1]));
-        String[] sum = run("stream", "--synthetic", String.valueOf(size), "--op", "sum", "--wait", "block");
+        String[] sum = Cli.run("stream", "--synthetic", String.valueOf(size), "--op", "sum", "--wait", "block");
         assertEquals(String.format("0x%016x", StreamJob.sumWords(data)), result(sum[1]));
         assertTrue(sum[1].contains("stalls    producers waited"), sum[1]);
         assertTrue(sum[1].contains("reading   "), sum[1]);
@@ -85,7 +72,7 @@ class StreamCommandTest {
                 }
             }
         }
-        String[] crc = run("stream", file.toString(), "--op", "crc32c", "--stages", "4", "--chunk", "4m");
+        String[] crc = Cli.run("stream", file.toString(), "--op", "crc32c", "--stages", "4", "--chunk", "4m");
         assertEquals("0", crc[0], crc[2]);
         assertEquals(String.format("0x%08x", expected.getValue()), result(crc[1]));
         assertTrue(crc[1].contains("(1 GiB)"), crc[1]);
@@ -94,7 +81,7 @@ class StreamCommandTest {
     @Test
     void theTraceHoldsEventsForEveryThread(@TempDir Path dir) throws Exception {
         Path trace = dir.resolve("trace.json");
-        String[] out = run("stream", "--synthetic", "8m", "--producers", "2", "--consumers", "3", "--trace",
+        String[] out = Cli.run("stream", "--synthetic", "8m", "--producers", "2", "--consumers", "3", "--trace",
             trace.toString());
         assertEquals("0", out[0], out[2]);
         JsonNode root = new ObjectMapper().readTree(trace.toFile());
@@ -123,7 +110,7 @@ class StreamCommandTest {
             {"stream", "--wait", "sleepy"},
         };
         for (String[] args : cases) {
-            String[] r = run(args);
+            String[] r = Cli.run(args);
             assertEquals("2", r[0], String.join(" ", args) + ": " + r[2]);
             assertEquals(1, r[2].strip().lines().count(), "one line: " + r[2]);
             assertTrue(r[2].startsWith("jpipeline: "), r[2]);

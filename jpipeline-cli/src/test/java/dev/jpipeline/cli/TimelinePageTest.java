@@ -29,7 +29,7 @@ class TimelinePageTest {
     @Test
     void theTimelineDrawsItsLanes(@TempDir Path dir) throws Exception {
         Path page = dir.resolve("timeline.html");
-        String[] out = StreamCommandTest.run("stream", "--synthetic", "16m", "--stages", "3", "--producers", "2",
+        String[] out = Cli.run("stream", "--synthetic", "16m", "--stages", "3", "--producers", "2",
             "--consumers", "2", "--timeline", page.toString());
         assertEquals("0", out[0], out[2]);
         String html = Files.readString(page);

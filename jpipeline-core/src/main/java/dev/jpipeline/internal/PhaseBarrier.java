@@ -29,8 +29,10 @@ import java.util.concurrent.locks.LockSupport;
  * With a completion action the last arriver first CASes arrived up to expected (the "completing" state, in
  * which any further arrival is an over-arrival), runs the action, then publishes the next phase.
  *
- * Waiting is adaptive: a platform thread spins (Thread.onSpinWait), then yields, then parks; a virtual thread
- * parks at once so that it never holds its carrier. Parked waiters sit on a Treiber stack; the thread that
+ * Waiting follows the caller's strategy (WaitStrategy: how many spins, how many yields) and then parks; the
+ * default is adaptive: a platform thread spins (Thread.onSpinWait), then yields, then parks; a virtual thread
+ * parks at once so that it never holds its carrier. A ParkListener bound to the thread is told before each park
+ * and after each wake (the SIMT runtime's hang detection). Parked waiters sit on a Treiber stack; the thread that
  * completes a phase (or drops the last party) detaches the whole stack and unparks it. A waiter pushes its node
  * and re-reads the state before it parks; the completer CASes the state and then reads the stack. Both are
  * volatile accesses, so at least one of them sees the other (the Dekker pattern): no wake-up is lost.

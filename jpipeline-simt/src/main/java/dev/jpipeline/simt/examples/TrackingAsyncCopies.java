@@ -61,12 +61,8 @@ public final class TrackingAsyncCopies implements Example {
                 pipeline.consumerWait();                        // the oldest stage
                 pipeline.consumerRelease();
                 ctx.syncThreads();
-                for (int b : blocks) {                          // use the stage's data: every thread's element
-                    for (int i = 0; i < BLOCK_SIZE; i++) {
-                        if (Floats.get(buffer, b * BLOCK_SIZE + i) != Floats.get(in, b * BLOCK_SIZE + i)) {
-                            ok.set(false);
-                        }
-                    }
+                if (!Floats.sameBlocks(buffer, in, blocks, BLOCK_SIZE)) {   // use the stage's data
+                    ok.set(false);
                 }
             }
         });

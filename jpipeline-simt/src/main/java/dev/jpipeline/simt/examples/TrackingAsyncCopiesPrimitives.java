@@ -51,12 +51,8 @@ public final class TrackingAsyncCopiesPrimitives implements Example {
             for (int step = 0; step < 3; step++) {
                 pipelineWaitPrior(priors[step]);               // all but the `prior` newest batches
                 ctx.syncThreads();
-                for (int b : blocksReady[step]) {
-                    for (int i = 0; i < BLOCK_SIZE; i++) {
-                        if (Floats.get(buffer, b * BLOCK_SIZE + i) != Floats.get(in, b * BLOCK_SIZE + i)) {
-                            ok.set(false);
-                        }
-                    }
+                if (!Floats.sameBlocks(buffer, in, blocksReady[step], BLOCK_SIZE)) {
+                    ok.set(false);
                 }
             }
         });
