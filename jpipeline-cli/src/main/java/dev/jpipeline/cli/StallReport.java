@@ -85,9 +85,11 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
         double c = consumerWaitShare();
         String waits = String.format(Locale.ROOT, "consumers waited %.0f%% of the run for data, producers %.0f%% for "
             + "free stages", 100 * c, 100 * p);
-        if (c > 0.2 && c > 1.5 * p) {
-            return "copy-bound: " + waits + "; more stages would not help, a faster source or more copy workers "
-                + "would.";
+        double copying = copyNanos / (double) wallNanos;
+        if (c > 0.2 && (c > 1.5 * p || copying > 0.5)) {
+            // consumers starve while copies fill the run: the stages are held by copies still in flight
+            return "copy-bound: " + waits + String.format(Locale.ROOT, ", copies in flight %.0f%% of the run; more "
+                + "stages would not help, a faster source or more copy workers would.", 100 * copying);
         }
         if (p > 0.2 && p > 1.5 * c) {
             return "compute-bound: " + waits + "; more consumers (or a cheaper operation) would help, more stages "
