@@ -66,11 +66,6 @@ final class LaneSequence implements BatchSequence {
         return lastActual;
     }
 
-    /** The highest actual index this lane has waited for, or -1. */
-    long waitedThrough() {
-        return waitedThrough;
-    }
-
     /** How many batches of the actual sequence this lane's latest wait newly covered. */
     long lastCoverage() {
         return lastCoverage;
