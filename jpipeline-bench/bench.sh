@@ -17,7 +17,7 @@ if [ -z "${JAVA:-}" ]; then
 fi
 [ -f "$jar" ] || { echo "bench.sh: $jar is missing; build it with ./mvnw -DskipTests package" >&2; exit 1; }
 mkdir -p "$out"
-for bench in StageHandoffBenchmark StreamingBenchmark PipelineKindsBenchmark PairScalingBenchmark KernelBenchmark TracingBenchmark; do
+for bench in StageHandoffBenchmark StreamingBenchmark PipelineKindsBenchmark PairScalingBenchmark KernelBenchmark TracingBenchmark CopyHandoffBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
   "$JAVA" -jar "$jar" "$bench" -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true
