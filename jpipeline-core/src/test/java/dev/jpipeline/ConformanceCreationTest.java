@@ -265,16 +265,19 @@ class ConformanceCreationTest {
         assertEquals(ThreadScope.THREAD, mine.scope());
         mine.producerAcquire();
         mine.producerCommit();
+        long[] theirOutstanding = {-1, -1};         // read back here: an assertion in the other thread is lost
         Thread other = Thread.ofPlatform().start(() -> {
             Pipeline theirs = Pipeline.make();
-            assertEquals(0, ((ThreadScopePipeline) theirs).outstanding());
+            theirOutstanding[0] = ((ThreadScopePipeline) theirs).outstanding();
             theirs.producerAcquire();
             theirs.producerCommit();
             theirs.producerAcquire();
             theirs.producerCommit();
-            assertEquals(2, ((ThreadScopePipeline) theirs).outstanding());
+            theirOutstanding[1] = ((ThreadScopePipeline) theirs).outstanding();
         });
         other.join(Teams.LIMIT.toMillis());
+        assertEquals(0, theirOutstanding[0], "a new handle starts empty");
+        assertEquals(2, theirOutstanding[1], "the other thread's own two batches");
         assertEquals(1, ((ThreadScopePipeline) mine).outstanding(), "handles are independent");
     }
 

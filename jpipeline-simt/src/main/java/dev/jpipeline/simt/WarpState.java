@@ -24,8 +24,11 @@ final class WarpState {
     final SyncSite sync;
     /** Next index of the actual sequence. */
     private final AtomicLong actual = new AtomicLong();
-    /** Current epoch's converged commits: commit number within the epoch -> actual index. */
-    private volatile ConcurrentHashMap<Integer, Long> epochCommits = new ConcurrentHashMap<>();
+    /**
+     * Current epoch's converged commits: commit number within the epoch -> actual index. Cleared, not replaced,
+     * at reconvergence: that runs while every lane is held at the sync, so no commit can race with it.
+     */
+    private final ConcurrentHashMap<Integer, Long> epochCommits = new ConcurrentHashMap<>();
     /** Bumped at every reconvergence, so that lanes notice a new epoch. */
     private volatile int epoch;
 
@@ -37,7 +40,7 @@ final class WarpState {
 
     /** A new convergence epoch (run by the last thread to arrive at a warp or block sync). */
     void reconverge() {
-        epochCommits = new ConcurrentHashMap<>();
+        epochCommits.clear();
         epoch++;
     }
 
