@@ -1,8 +1,11 @@
 package dev.jpipeline;
 
+import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.WaitStatus;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A split-phase barrier: mirrors {@code cuda::barrier<Scope>} (and {@code std::barrier}).
@@ -18,22 +21,28 @@ import java.time.Duration;
  *   arriveAndDrop()           arrive, and be expected one fewer time in every later phase
  * </pre>
  *
+ * <p>Tokens ({@code cuda::barrier::arrival_token}) are opaque: the low 24 bits hold the phase, bits 32-62 an
+ * identity of the barrier. So a token of another barrier, a value that is no token, or a token of a phase that
+ * has not begun is refused with {@link IllegalArgumentException} instead of returning at once or hanging.
+ *
  * <p>Memory consistency effects: actions of a thread before it arrives at a phase happen-before the
  * completion action of that phase, and actions after any wait that observes the phase completed.
  *
  * <p>Differences from CUDA: {@code wait} is {@link #await(long)} ({@code wait} belongs to {@link Object});
- * arrivals beyond the expected count and waits on a barrier that every party has dropped throw
- * {@link IllegalStateException} instead of being undefined behaviour. Waits are uninterruptible like CUDA's;
- * {@link #awaitInterruptibly(long)} follows {@code java.util.concurrent} instead.
+ * arrivals beyond the expected count, waits on a barrier that every party has dropped, and a completion action
+ * that waits for (or ties a copy to) the phase it completes throw {@link IllegalStateException} instead of being
+ * undefined behaviour or hanging. Waits are uninterruptible like CUDA's; {@link #awaitInterruptibly(long)}
+ * follows {@code java.util.concurrent} instead. Timed waits follow Java: a zero or negative timeout polls once.
  */
 public final class Barrier {
 
-    private final PhaseBarrier phases;
-    /** The latest failed copy tied to a phase of this barrier, with that phase; published before its arrival. */
-    private volatile CopyFailure copyFailure;
+    /** Identities of barriers, for their tokens: spread by a golden-ratio step, never 0. */
+    private static final AtomicInteger IDENTITIES = new AtomicInteger();
+    private static final long PHASE_BITS = PhaseBarrier.PHASE_MASK;
 
-    private record CopyFailure(long phase, Throwable cause) {
-    }
+    private final PhaseBarrier phases;
+    /** This barrier's identity in its tokens: 31 bits, never 0. */
+    private final long identity;
 
     /**
      * {@code cuda::barrier<Scope> bar(expected)}.
@@ -51,7 +60,7 @@ public final class Barrier {
      * @param expected   arrivals per phase, 1 to {@link #max()}
      * @param completion run once per phase by the last arriving thread, before waiters are released;
      *                   {@code null} for none. If it throws, the phase still completes and the exception
-     *                   propagates from the arrival that ran it.
+     *                   propagates from the arrival that ran it. It must not wait for the phase it completes.
      * @throws IllegalArgumentException when {@code expected} is out of range
      */
     public Barrier(int expected, Runnable completion) {
@@ -60,6 +69,8 @@ public final class Barrier {
                 "Barrier expected count must be in 1.." + PhaseBarrier.MAX_PARTIES + ", got " + expected);
         }
         this.phases = new PhaseBarrier(expected, completion);
+        int id = IDENTITIES.addAndGet(0x9E3779B9) & 0x7FFFFFFF;
+        this.identity = id == 0 ? 1 : id;
     }
 
     /** {@code cuda::barrier::max()}: the largest expected count, 2^20 - 1 (CUDA's block-scope limit). */
@@ -69,7 +80,7 @@ public final class Barrier {
 
     /** {@code arrive()}: one arrival. @return the token of the phase arrived at */
     public long arrive() {
-        return phases.arrive(1);
+        return token(phases.arrive(1));
     }
 
     /**
@@ -77,35 +88,73 @@ public final class Barrier {
      *
      * @return the token of the phase arrived at
      * @throws IllegalArgumentException when {@code update < 1}
-     * @throws IllegalStateException    when the phase would receive more arrivals than it expects
+     * @throws IllegalStateException    when the phase would receive more arrivals than it expects (the barrier
+     *                                  is left unchanged)
      */
     public long arrive(int update) {
         if (update < 1) {
             throw new IllegalArgumentException("Barrier.arrive update must be at least 1, got " + update);
         }
-        return phases.arrive(update);
+        return token(phases.arrive(update));
     }
 
     /**
      * {@code wait(token)}: waits until the phase named by {@code token} has completed (returns at once if it
      * already has). Uninterruptible: an interrupt is remembered and re-asserted on return.
      *
-     * @throws IllegalStateException when every party has dropped out, so the phase can never complete
+     * @throws IllegalArgumentException when {@code token} is not a token of this barrier's current or a past phase
+     * @throws IllegalStateException    when every party has dropped out, so the phase can never complete, when a
+     *                                  copy tied to the phase failed, or when called by the completion action for
+     *                                  the phase it completes
      */
     public void await(long token) {
-        finish(phases.await((int) token, PhaseBarrier.NO_DEADLINE, false), token);
+        awaitPhase(phaseOf(token), Deadlines.NO_DEADLINE, false);
     }
 
     /** Like {@link #await(long)}, but an interrupt ends the wait. */
     public void awaitInterruptibly(long token) throws InterruptedException {
-        if (finish(phases.await((int) token, PhaseBarrier.NO_DEADLINE, true), token) == WaitStatus.INTERRUPTED) {
-            throw new InterruptedException("interrupted while waiting for barrier phase " + token);
+        int phase = phaseOf(token);
+        if (awaitPhase(phase, Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
+            throw new InterruptedException("interrupted while waiting for barrier phase " + phase);
         }
+    }
+
+    /**
+     * {@code try_wait(token)}: whether the phase named by {@code token} has completed, without waiting.
+     *
+     * @throws IllegalArgumentException as {@link #await(long)}
+     */
+    public boolean tryWait(long token) {
+        return awaitPhase(phaseOf(token), Deadlines.POLL_ONCE, false) == WaitStatus.COMPLETE;
+    }
+
+    /**
+     * {@code try_wait_for(token, duration)}: {@link #await(long)} for at most {@code timeout}; a zero or negative
+     * timeout polls once (Java convention; CUDA's zero means no limit).
+     *
+     * @return whether the phase has completed
+     * @throws IllegalArgumentException as {@link #await(long)}
+     */
+    public boolean tryWaitFor(long token, Duration timeout) {
+        int phase = phaseOf(token);
+        return awaitPhase(phase, Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
+    }
+
+    /**
+     * {@code try_wait_until(token, time_point)}: {@link #await(long)} until {@code deadline}; a past deadline
+     * polls once.
+     *
+     * @return whether the phase has completed
+     * @throws IllegalArgumentException as {@link #await(long)}
+     */
+    public boolean tryWaitUntil(long token, Instant deadline) {
+        int phase = phaseOf(token);
+        return awaitPhase(phase, Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
     }
 
     /** {@code arrive_and_wait()}: arrive, then wait for the phase arrived at to complete. */
     public void arriveAndWait() {
-        await(arrive());
+        awaitPhase(phases.arrive(1), Deadlines.NO_DEADLINE, false);
     }
 
     /** {@code arrive_and_drop()}: arrive at the current phase and be expected one fewer time afterwards. */
@@ -116,18 +165,20 @@ public final class Barrier {
     /**
      * {@code wait_parity(parity)}: waits until the phase whose parity is {@code parity} (false = even,
      * true = odd) has completed, that is until the current phase has the other parity.
+     *
+     * @throws IllegalStateException as {@link #await(long)}
      */
     public void waitParity(boolean parity) {
         int phase = phases.phase();
         if (((phase & 1) == 1) == parity) {
-            await(phase);
+            awaitPhase(phase, Deadlines.NO_DEADLINE, false);
         }
     }
 
-
     /**
      * {@code try_wait_parity(parity)} with a time limit: like {@link #waitParity(boolean)}, giving up after
-     * {@code timeout}. A zero or negative timeout polls once (Java convention; CUDA's zero means no limit).
+     * {@code timeout}. A zero or negative timeout polls once (Java convention; CUDA's zero means no limit); any
+     * positive timeout, however short, is honoured.
      *
      * @return whether the phase of that parity has completed
      */
@@ -136,7 +187,7 @@ public final class Barrier {
         if (((phase & 1) == 1) != parity) {
             return true;
         }
-        return finish(phases.await(phase, Deadlines.fromTimeout(timeout), false), phase) == WaitStatus.COMPLETE;
+        return awaitPhase(phase, Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
     }
 
     /** Arrivals each phase currently expects (lowered by {@link #arriveAndDrop()}). */
@@ -144,36 +195,50 @@ public final class Barrier {
         return phases.expected();
     }
 
-    /** The current phase's number, counted from 0 modulo 2^24: the token {@link #arrive()} would return. */
+    /** The current phase's number, counted from 0 modulo 2^24 (a plain number, not a token). */
     public long phase() {
         return phases.phase();
     }
 
-    private WaitStatus finish(WaitStatus status, long token) {
+    /** The engine's barrier: where {@code memcpyAsync} ties copies. */
+    PhaseBarrier phases() {
+        return phases;
+    }
+
+    private long token(int phase) {
+        return identity << 32 | phase;
+    }
+
+    /** The phase a token names, checked against this barrier: its identity, and a phase that has begun. */
+    private int phaseOf(long token) {
+        if (token >>> 32 != identity || (token & 0xFFFF_FFFFL) > PHASE_BITS) {
+            throw new IllegalArgumentException("not an arrival token of this barrier: " + token + " (tokens come "
+                + "from this barrier's arrive(); another barrier's token or a phase number is refused)");
+        }
+        int phase = (int) token;
+        int current = phases.phase();
+        int lag = (current - phase) & PhaseBarrier.PHASE_MASK;
+        if (lag > PhaseBarrier.PHASE_MASK / 2) {
+            throw new IllegalArgumentException("arrival token names phase " + phase + ", which has not begun: the "
+                + "barrier is at phase " + current);
+        }
+        return phase;
+    }
+
+    private WaitStatus awaitPhase(int phase, long deadline, boolean interruptible) {
+        WaitStatus status = phases.await(phase, deadline, interruptible, WaitStrategy.ADAPTIVE, phases, null);
         if (status == WaitStatus.ABANDONED) {
-            throw new IllegalStateException("barrier phase " + token
+            throw new IllegalStateException("barrier phase " + phase
                 + " can never complete: every party has dropped out (arriveAndDrop)");
         }
-        CopyFailure failure = copyFailure;
-        if (status == WaitStatus.COMPLETE && failure != null && failure.phase() == (token & PhaseBarrier.PHASE_MASK)) {
-            throw new IllegalStateException("a memcpyAsync tied to barrier phase " + token + " failed: "
-                + failure.cause(), failure.cause());
+        if (status == WaitStatus.COMPLETE) {
+            Throwable failure = phases.failureOf(phase);
+            if (failure != null) {
+                throw new IllegalStateException("a memcpyAsync tied to barrier phase " + phase + " failed: " + failure,
+                    failure);
+            }
         }
         return status;
-    }
-
-    /** Ties an asynchronous copy to the current phase, which then cannot complete before it lands. */
-    long expectCopy() {
-        phases.expectOneMore();
-        return phases.phase();
-    }
-
-    /** A copy tied by {@link #expectCopy()} to phase {@code phase} has landed (or failed). */
-    void copyLanded(long phase, Throwable failure) {
-        if (failure != null) {
-            copyFailure = new CopyFailure(phase, failure);
-        }
-        phases.arriveAndDrop();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.util.Objects;
@@ -19,9 +20,12 @@ import java.util.Objects;
  * CUDA's device path, which spreads the copy over the group's ranks. (CUDA's host path has rank 0 copy it all.)
  *
  * <p>Checked rules (undefined behaviour in CUDA; {@link IllegalArgumentException} here): {@code bytes} not
- * negative and within both segments; the destination writable; source and destination ranges not
- * overlapping (adjacent is fine); with an {@link AlignedSize}, both segments aligned to its alignment. Copying
- * into a pipeline needs an active handle that has acquired its head stage ({@link IllegalStateException}).
+ * negative and within both segments; the destination writable; both segments alive (their arena not closed) and
+ * accessible from the copy engine's threads (not of a confined arena: use {@code Arena.ofShared()} or
+ * {@code Arena.ofAuto()}), whatever the size; source and destination ranges not overlapping (adjacent is fine);
+ * with an {@link AlignedSize}, both segments aligned to its alignment. Copying into a pipeline needs an active
+ * handle that has acquired its head stage ({@link IllegalStateException}); a closed copy engine refuses copies of
+ * every size ({@link IllegalStateException}).
  *
  * <p>Copies no larger than the copy engine's inline threshold (64 KiB by default) are performed by the calling
  * thread before the call returns ({@link AsyncContractFulfillment#NONE}); larger ones run on the pipeline's
@@ -111,7 +115,8 @@ public final class MemcpyAsync {
                 + bytes + " bytes at position " + position);
         }
         checkDestination(dst, bytes);
-        return pipe.read(dst.asSlice(0, bytes), channel, position);
+        checkUsable(dst, "destination");
+        return pipe.handle().read(dst.asSlice(0, bytes), channel, position);
     }
 
     private static AsyncContractFulfillment intoPipeline(Group group, MemorySegment dst, MemorySegment src,
@@ -120,7 +125,7 @@ public final class MemcpyAsync {
         validate(dst, src, bytes, alignment);
         long from = shareStart(group, bytes, alignment);
         long length = shareEnd(group, bytes, alignment) - from;
-        return pipe.copy(slice(dst, from, length), slice(src, from, length));
+        return pipe.handle().copy(slice(dst, from, length), slice(src, from, length));
     }
 
     private static AsyncContractFulfillment intoBarrier(Group group, MemorySegment dst, MemorySegment src,
@@ -129,14 +134,8 @@ public final class MemcpyAsync {
         validate(dst, src, bytes, alignment);
         long from = shareStart(group, bytes, alignment);
         long length = shareEnd(group, bytes, alignment) - from;
-        CopyEngine engine = CopyEngine.shared();
-        if (engine.runsInline(length)) {
-            MemorySegment.copy(src, from, dst, from, length);
-            return AsyncContractFulfillment.NONE;
-        }
-        long phase = barrier.expectCopy();
-        engine.copy(slice(dst, from, length), slice(src, from, length), failure -> barrier.copyLanded(phase, failure));
-        return AsyncContractFulfillment.ASYNC;
+        PhaseBarrier phases = barrier.phases();
+        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases);
     }
 
     /** Checks the rules of the class description. */
@@ -146,6 +145,8 @@ public final class MemcpyAsync {
         if (bytes < 0) {
             throw new IllegalArgumentException("memcpy_async byte count must not be negative, got " + bytes);
         }
+        checkUsable(dst, "destination");
+        checkUsable(src, "source");
         checkDestination(dst, bytes);
         if (bytes > src.byteSize()) {
             throw new IllegalArgumentException("memcpy_async of " + bytes + " bytes runs past the end of the "
@@ -213,6 +214,25 @@ public final class MemcpyAsync {
         if (bytes > dst.byteSize()) {
             throw new IllegalArgumentException("memcpy_async of " + bytes + " bytes runs past the end of the "
                 + "destination (" + dst.byteSize() + " bytes)");
+        }
+    }
+
+    /** A thread that is never any arena's owner: a confined segment is not accessible from it. */
+    private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
+
+    /**
+     * The segment's arena is alive, and the copy engine's threads may access it (a confined arena's segments only
+     * its owner may): checked whatever the size, so that whether a copy runs inline never changes the outcome.
+     */
+    private static void checkUsable(MemorySegment segment, String which) {
+        if (!segment.scope().isAlive()) {
+            throw new IllegalArgumentException("memcpy_async " + which + " segment is closed (its arena was closed): "
+                + describe(segment) + ", " + segment.byteSize() + " bytes");
+        }
+        if (!segment.isAccessibleBy(ANOTHER_THREAD)) {
+            throw new IllegalArgumentException("memcpy_async " + which + " segment belongs to a confined arena, which "
+                + "only its owner thread may access, but asynchronous copies run on the copy engine's threads: use "
+                + "Arena.ofShared() or Arena.ofAuto() (" + describe(segment) + ")");
         }
     }
 

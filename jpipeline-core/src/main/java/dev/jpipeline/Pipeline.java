@@ -1,7 +1,9 @@
 package dev.jpipeline;
 
-import java.lang.foreign.MemorySegment;
-import java.nio.channels.FileChannel;
+import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.MakeRendezvous;
+import dev.jpipeline.internal.PipelineHandle;
+import dev.jpipeline.internal.ThreadHandle;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
@@ -19,7 +21,8 @@ import java.util.Objects;
  * <p>Batch b uses stage {@code b mod S}. Producers collectively acquire the head stage (waiting until its
  * previous batch has been released by every consumer), submit copies to it and commit it; consumers
  * collectively wait for the tail stage (until every producer has committed it), use it and release it.
- * Each participating thread has its own handle; a handle is not to be shared between threads.
+ * Each participating thread has its own handle, made by that thread; using it from another thread throws
+ * {@link IllegalStateException} naming both threads.
  *
  * <p>Kinds, as in CUDA:
  * <ul>
@@ -46,12 +49,23 @@ import java.util.Objects;
  *       batch that no remaining producer will commit (or a stage no remaining consumer will release) throws.</li>
  *   <li>Timed waits follow Java: a zero or negative timeout, or a past deadline, polls once.</li>
  *   <li>Waits are uninterruptible like CUDA's; the {@code *Interruptibly} variants throw
- *       {@link InterruptedException}.</li>
+ *       {@link InterruptedException}. Timed waits honour their limit in every scope, thread scope included.</li>
+ *   <li>Hangs are reported: when every thread of a shared pipeline is stuck and nothing changes for the shared
+ *       state's patience (1 s by default, {@link PipelineSharedState.Builder#detectDeadlocks}), the waiting
+ *       threads get an {@link IllegalStateException} describing every rank and stage. A participant whose thread
+ *       has ended without {@code quit()} is treated as quit once a waiting peer notices (within that patience); a
+ *       stage it had acquired and not committed fails ({@link StageFailedException}).</li>
+ *   <li>Making is checked: a collective make whose ranks disagree (kind, count, roles, shared state) throws
+ *       {@link IllegalArgumentException} on every rank instead of hanging.</li>
  * </ul>
  */
-public abstract sealed class Pipeline implements AutoCloseable permits SharedStatePipeline, ThreadScopePipeline {
+public final class Pipeline implements AutoCloseable {
 
-    Pipeline() {
+    /** The engine's handle: every operation delegates to it. */
+    private final PipelineHandle handle;
+
+    private Pipeline(PipelineHandle handle) {
+        this.handle = handle;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -62,50 +76,66 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * run on {@link dev.jpipeline.copy.CopyEngine#shared()}.
      */
     public static Pipeline make() {
-        return new ThreadScopePipeline(dev.jpipeline.copy.CopyEngine.shared());
+        return new Pipeline(new ThreadHandle(CopyEngine.shared()));
     }
 
     /**
      * A thread-scope pipeline whose asynchronous copies run on {@code engine} (no CUDA counterpart: the GPU has
      * one copy engine).
      */
-    public static Pipeline make(dev.jpipeline.copy.CopyEngine engine) {
-        return new ThreadScopePipeline(Objects.requireNonNull(engine, "engine"));
+    public static Pipeline make(CopyEngine engine) {
+        return new Pipeline(new ThreadHandle(Objects.requireNonNull(engine, "engine")));
     }
 
     /**
      * {@code cuda::make_pipeline(group, &state)}: a unified pipeline in which every thread of {@code group}
      * produces and consumes. Collective: every thread of the group must call it with the same state; it
-     * synchronizes the group once.
+     * synchronizes the group twice, and every make completes for all ranks before the next one on the same state
+     * begins.
      *
-     * @throws IllegalArgumentException when an argument breaks a rule (see {@link PipelineSharedState})
+     * @throws IllegalArgumentException (on every rank) when the ranks disagree on how to make the pipeline or
+     *                                  on the shared state
      */
     public static Pipeline make(Group group, PipelineSharedState state) {
-        return SharedStatePipeline.makeUnified(group, state);
+        Objects.requireNonNull(group, "group");
+        return new Pipeline(rendezvous(group, state).makeUnified(group));
     }
 
     /**
      * {@code cuda::make_pipeline(group, &state, producer_count)}: a partitioned pipeline with
      * {@code producerCount} producers; the rest of the group consume. As in CUDA the library does not choose
      * which threads produce: the caller must make exactly {@code producerCount} threads call only producer
-     * operations. Collective; it synchronizes the group once.
+     * operations: any {@code producerCount} threads may produce, each thread's side is taken by its first
+     * operation, and a thread that quits before its first operation takes the side the others leave free.
+     * Collective; it synchronizes the group twice.
      *
-     * @throws IllegalArgumentException when {@code producerCount} is outside {@code 1..size-1}, or differs from
-     *                                  the count another thread of the group passed
+     * @throws IllegalArgumentException (on every rank) when {@code producerCount} is outside {@code 1..size-1},
+     *                                  or the ranks disagree on the count, the kind or the shared state
      */
     public static Pipeline make(Group group, PipelineSharedState state, int producerCount) {
-        return SharedStatePipeline.makeByCount(group, state, producerCount);
+        Objects.requireNonNull(group, "group");
+        return new Pipeline(rendezvous(group, state).makeByCount(group, producerCount));
     }
 
     /**
      * {@code cuda::make_pipeline(group, &state, role)}: a partitioned pipeline in which each thread states its
      * own role; the producer and consumer counts are derived from the roles. Collective; it synchronizes the
-     * group three times.
+     * group twice.
      *
-     * @throws IllegalArgumentException (in every thread) when all threads chose the same role
+     * @throws IllegalArgumentException (on every rank) when all threads chose the same role, a rank passed a
+     *                                  null role, or the ranks disagree on the kind or the shared state
      */
     public static Pipeline make(Group group, PipelineSharedState state, PipelineRole role) {
-        return SharedStatePipeline.makeByRole(group, state, role);
+        Objects.requireNonNull(group, "group");
+        return new Pipeline(rendezvous(group, state).makeByRole(group, role));
+    }
+
+    /** The state's rendezvous; a rank without a state still takes part, so that its peers fail instead of hang. */
+    private static MakeRendezvous rendezvous(Group group, PipelineSharedState state) {
+        if (state == null) {
+            throw MakeRendezvous.withoutState(group);
+        }
+        return state.rendezvous();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -118,10 +148,14 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * @throws IllegalStateException when the thread is not a producer, has quit, would wait for itself, or no
      *                               consumer is left to release the stage
      */
-    public abstract void producerAcquire();
+    public void producerAcquire() {
+        handle.producerAcquire();
+    }
 
     /** Like {@link #producerAcquire()}, but an interrupt ends the wait. */
-    public abstract void producerAcquireInterruptibly() throws InterruptedException;
+    public void producerAcquireInterruptibly() throws InterruptedException {
+        handle.producerAcquireInterruptibly();
+    }
 
     /**
      * {@code producer_commit()}: commits the head stage (its copies included) and advances the head. Never
@@ -129,7 +163,9 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      *
      * @throws IllegalStateException when the thread is not a producer, has quit, or has not acquired the stage
      */
-    public abstract void producerCommit();
+    public void producerCommit() {
+        handle.producerCommit();
+    }
 
     // ---------------------------------------------------------------------------------------------------------
     // Consumer side
@@ -141,10 +177,14 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * @throws IllegalStateException when the thread is not a consumer, has quit, would wait for a batch it has
      *                               not committed itself, or no producer is left to commit the stage
      */
-    public abstract void consumerWait();
+    public void consumerWait() {
+        handle.consumerWait();
+    }
 
     /** Like {@link #consumerWait()}, but an interrupt ends the wait. */
-    public abstract void consumerWaitInterruptibly() throws InterruptedException;
+    public void consumerWaitInterruptibly() throws InterruptedException {
+        handle.consumerWaitInterruptibly();
+    }
 
     /**
      * {@code consumer_wait_for(duration)}: {@link #consumerWait()} with a time limit. A ready stage always
@@ -153,7 +193,9 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      *
      * @return whether the stage is ready
      */
-    public abstract boolean consumerWaitFor(Duration timeout);
+    public boolean consumerWaitFor(Duration timeout) {
+        return handle.consumerWaitFor(timeout);
+    }
 
     /**
      * {@code consumer_wait_until(time_point)}: {@link #consumerWaitFor(Duration)} until {@code deadline}; the
@@ -161,7 +203,9 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      *
      * @return whether the stage is ready
      */
-    public abstract boolean consumerWaitUntil(Instant deadline);
+    public boolean consumerWaitUntil(Instant deadline) {
+        return handle.consumerWaitUntil(deadline);
+    }
 
     /**
      * {@code consumer_release()}: releases the tail stage to the producers and advances the tail. Never waits.
@@ -169,7 +213,9 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * @throws IllegalStateException when the thread is not a consumer, has quit, or has not completed a wait
      *                               for the stage
      */
-    public abstract void consumerRelease();
+    public void consumerRelease() {
+        handle.consumerRelease();
+    }
 
     // ---------------------------------------------------------------------------------------------------------
     // Leaving
@@ -180,21 +226,27 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      * handle of the group gets {@code true}: the last owner to quit. Idempotent per handle: a second call
      * returns {@code false} and changes nothing. A thread-scope pipeline always returns {@code true}.
      */
-    public abstract boolean quit();
+    public boolean quit() {
+        return handle.quit();
+    }
 
-    /** The destructor {@code ~pipeline()}: quits if this handle has not quit yet. */
+    /** The destructor {@code ~pipeline()}: quits if this handle has not quit yet (on the owner's thread). */
     @Override
-    public final void close() {
-        if (isActive()) {
-            quit();
+    public void close() {
+        if (handle.isActive()) {
+            handle.quit();
         }
     }
 
     /** Whether this handle has not quit. */
-    public abstract boolean isActive();
+    public boolean isActive() {
+        return handle.isActive();
+    }
 
     /** The scope of the pipeline. */
-    public abstract ThreadScope scope();
+    public ThreadScope scope() {
+        return handle.scope();
+    }
 
     // ---------------------------------------------------------------------------------------------------------
     // Free functions of the thread-scope pipeline
@@ -221,27 +273,25 @@ public abstract sealed class Pipeline implements AutoCloseable permits SharedSta
      */
     public static void producerCommit(Pipeline pipe, Barrier barrier) {
         Objects.requireNonNull(barrier, "barrier");
-        threadScope(pipe, "pipeline_producer_commit").attachCopiesTo(barrier);
+        threadScope(pipe, "pipeline_producer_commit").tieCopiesTo(barrier.phases());
     }
 
-    private static ThreadScopePipeline threadScope(Pipeline pipe, String function) {
+    private static ThreadHandle threadScope(Pipeline pipe, String function) {
         Objects.requireNonNull(pipe, "pipe");
-        if (pipe instanceof ThreadScopePipeline t) {
+        if (pipe.handle instanceof ThreadHandle t) {
             return t;
         }
         throw new IllegalArgumentException(function + " is defined only for thread-scope pipelines "
             + "(Pipeline.make()), not for a " + pipe.scope() + "-scope pipeline");
     }
 
-    // ---------------------------------------------------------------------------------------------------------
-    // The copy seam used by MemcpyAsync
+    /** The engine's handle: the copy seam used by {@link MemcpyAsync}. */
+    PipelineHandle handle() {
+        return handle;
+    }
 
-    /**
-     * Performs (or schedules) this thread's part of a {@code memcpy_async} into the head stage. The arguments
-     * have been validated; {@code dst} and {@code src} are already sliced to this thread's part.
-     */
-    abstract AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src);
-
-    /** Like {@link #copy}, for a positional read of {@code dst.byteSize()} bytes from a file. */
-    abstract AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position);
+    @Override
+    public String toString() {
+        return handle.toString();
+    }
 }

@@ -1,20 +1,22 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.MakeRendezvous;
+import dev.jpipeline.internal.PipelineSettings;
 import dev.jpipeline.trace.Tracer;
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
+import java.time.Duration;
 import java.util.Objects;
 
 /**
  * The state that the threads of a block-, device- or system-scope pipeline share: mirrors
  * {@code cuda::pipeline_shared_state<Scope, StagesCount>}.
  *
- * <p>Like upstream it holds one {@code produced} and one {@code consumed} barrier per stage and a count of the
- * pipeline handles that still own it; unlike upstream those live in a {@code StageRing} that each
- * {@code Pipeline.make} creates afresh (rank 0 creates it, {@link Group#sync()} publishes it). So a shared
- * state can be reused once every owner of the previous pipeline has quit (as in CUDA), and a handle of an
- * older pipeline can never disturb a newer one.
+ * <p>Like upstream it stands for one {@code produced} and one {@code consumed} barrier per stage and a count of
+ * the pipeline handles that still own them; unlike upstream each collective {@code Pipeline.make} creates those
+ * afresh, after checking that every rank made the pipeline the same way. So a shared state can be made on again
+ * by the same group (each make completes for all ranks before the next begins), and a handle of an older
+ * pipeline can never disturb a newer one.
  *
  * <p>Differences from CUDA: the scope and stage count are run-time values, checked here: the stage count
  * must be 1..255 (CUDA's {@code uint8_t} template argument) and the scope must not be
@@ -25,26 +27,23 @@ public final class PipelineSharedState {
     /** Largest stage count, as in CUDA where the count is a {@code uint8_t}. */
     public static final int MAX_STAGES = 255;
 
-    private final ThreadScope scope;
-    private final int stageCount;
-    /** Patience of the opt-in deadlock detector in nanoseconds; 0 when it is off. */
-    private final long deadlockPatienceNanos;
-    private final WaitStrategy waitStrategy;
+    /** Default patience of the hang report: a pipeline stuck this long is reported. */
+    public static final Duration DEFAULT_HANG_PATIENCE = Duration.ofSeconds(1);
+    /** Patience beyond this (about 292 years) is clamped to it. */
+    private static final long MAX_PATIENCE_NANOS = Long.MAX_VALUE / 2;
+
+    private final PipelineSettings settings;
     private final CopyEngine copyEngine;
     private final Tracer tracer;
-
-    /** The current pipeline's ring: written by rank 0 before the last group sync of make, read after it. */
-    private volatile StageRing ring;
-    /** Role census of a role-partitioned make: reset by rank 0, counted by producers between two syncs. */
-    private volatile int producerCensus;
+    /** The collective make of pipelines on this state. */
+    private final MakeRendezvous rendezvous;
 
     private PipelineSharedState(Builder b) {
-        this.scope = b.scope;
-        this.stageCount = b.stageCount;
-        this.deadlockPatienceNanos = b.deadlockPatienceNanos;
-        this.waitStrategy = b.waitStrategy;
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
+        this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
+            b.hangPatienceNanos);
+        this.rendezvous = new MakeRendezvous(settings);
     }
 
     /**
@@ -80,7 +79,7 @@ public final class PipelineSharedState {
     public static final class Builder {
         private final ThreadScope scope;
         private final int stageCount;
-        private long deadlockPatienceNanos;
+        private long hangPatienceNanos = DEFAULT_HANG_PATIENCE.toNanos();
         private WaitStrategy waitStrategy = WaitStrategy.ADAPTIVE;
         private CopyEngine copyEngine;
         private Tracer tracer;
@@ -91,21 +90,25 @@ public final class PipelineSharedState {
         }
 
         /**
-         * Turns on hang diagnosis (no CUDA counterpart; off by default because it keeps a little state per
-         * thread). A thread that has waited in the pipeline for {@code patience} checks whether every
-         * participant is stuck: waiting in the pipeline, gone (quit), or whose thread has ended without
-         * quitting. If so, and no stage changes for another {@code patience}, every waiting thread gets an
-         * {@link IllegalStateException} reporting what each rank waits for and each stage's arrivals. Waits
-         * that are merely slow are never interrupted: the check only fires when nothing can change.
+         * How long the pipeline must be stuck before its hang is reported (no CUDA counterpart: a CUDA kernel just
+         * hangs). On by default with {@link #DEFAULT_HANG_PATIENCE}; {@link Duration#ZERO} turns it off; values
+         * beyond about 292 years are clamped. A thread that has waited in the pipeline for a quarter of the
+         * patience checks whether every participant is stuck: waiting in the pipeline, gone (quit), or idle after
+         * a misuse exception; a participant whose thread has ended without quitting is first treated as quit. If
+         * every participant stays stuck, no copy is in flight and no stage changes for half the patience, every
+         * waiting thread gets an {@link IllegalStateException} reporting what each rank waits for and each stage's
+         * arrivals. Waits that are merely slow are never interrupted. It costs nothing until a wait has lasted a
+         * quarter of the patience.
          *
-         * @throws IllegalArgumentException when {@code patience} is not positive
+         * @throws IllegalArgumentException when {@code patience} is negative
          */
-        public Builder detectDeadlocks(java.time.Duration patience) {
+        public Builder detectDeadlocks(Duration patience) {
             Objects.requireNonNull(patience, "patience");
-            if (patience.isNegative() || patience.isZero()) {
-                throw new IllegalArgumentException("deadlock detection patience must be positive, got " + patience);
+            if (patience.isNegative()) {
+                throw new IllegalArgumentException("hang detection patience must not be negative (Duration.ZERO "
+                    + "turns detection off), got " + patience);
             }
-            this.deadlockPatienceNanos = patience.toNanos();
+            this.hangPatienceNanos = Math.min(Deadlines.saturatedNanos(patience), MAX_PATIENCE_NANOS);
             return this;
         }
 
@@ -133,14 +136,14 @@ public final class PipelineSharedState {
         }
     }
 
-    /** A detector for a new pipeline of {@code groupSize} threads, or null when detection is off. */
-    DeadlockDetector newDetector(int groupSize) {
-        return deadlockPatienceNanos == 0 ? null : new DeadlockDetector(deadlockPatienceNanos, groupSize);
-    }
-
     /** How threads of pipelines on this state wait. */
     public WaitStrategy waitStrategy() {
-        return waitStrategy;
+        return settings.strategy();
+    }
+
+    /** The hang report's patience ({@link Duration#ZERO}: off). */
+    public Duration hangPatience() {
+        return Duration.ofNanos(settings.hangPatienceNanos());
     }
 
     /** The tracer of pipelines on this state, or null. */
@@ -155,47 +158,20 @@ public final class PipelineSharedState {
 
     /** The scope the state was created with. */
     public ThreadScope scope() {
-        return scope;
+        return settings.scope();
     }
 
     /** The number of stages ({@code StagesCount}). */
     public int stageCount() {
-        return stageCount;
+        return settings.stageCount();
     }
 
-    StageRing ring() {
-        return ring;
-    }
-
-    void publish(StageRing newRing) {
-        ring = newRing;
-    }
-
-    void resetCensus() {
-        CENSUS.setVolatile(this, 0);
-    }
-
-    void countProducer() {
-        CENSUS.getAndAdd(this, 1);
-    }
-
-    int census() {
-        return producerCensus;
+    MakeRendezvous rendezvous() {
+        return rendezvous;
     }
 
     @Override
     public String toString() {
-        StageRing r = ring;
-        return "PipelineSharedState[" + scope + ", " + stageCount + " stages" + (r == null ? "" : ", " + r) + "]";
-    }
-
-    private static final VarHandle CENSUS;
-
-    static {
-        try {
-            CENSUS = MethodHandles.lookup().findVarHandle(PipelineSharedState.class, "producerCensus", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
+        return "PipelineSharedState[" + scope() + ", " + stageCount() + " stages]";
     }
 }

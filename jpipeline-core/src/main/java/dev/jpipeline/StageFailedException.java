@@ -15,8 +15,14 @@ public final class StageFailedException extends RuntimeException {
     private final int stage;
     private final long batch;
 
-    /** @param stage the stage, or -1 for a thread-scope pipeline (which has no fixed stages) */
-    StageFailedException(int stage, long batch, Throwable cause) {
+    /**
+     * A failure of batch {@code batch} in {@code stage}.
+     *
+     * @param stage the stage, or -1 for a thread-scope pipeline (which has no fixed stages)
+     * @param batch the batch, counted from 0 over the pipeline's life
+     * @param cause the copy's failure
+     */
+    public StageFailedException(int stage, long batch, Throwable cause) {
         super("a copy into " + (stage < 0 ? "" : "stage " + stage + " (") + "batch " + batch + (stage < 0 ? "" : ")")
             + " failed: " + cause, cause);
         this.stage = stage;

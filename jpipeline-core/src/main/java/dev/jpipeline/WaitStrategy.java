@@ -1,11 +1,15 @@
 package dev.jpipeline;
 
 /**
- * How a thread waits for a stage: a producer for a free stage, a consumer for a committed one. No CUDA
- * counterpart (the GPU's barrier hardware decides); chosen per shared state with
- * {@link PipelineSharedState.Builder#waitStrategy(WaitStrategy)} and applied on both sides.
+ * How a thread idles while it waits: a producer for a free stage, a consumer for a committed one, a thread for a
+ * barrier phase or for its own copies. No CUDA counterpart (the GPU's barrier hardware decides); chosen per
+ * shared state with {@link PipelineSharedState.Builder#waitStrategy(WaitStrategy)} and applied on both sides.
  *
- * <p>On a virtual thread every strategy parks at once, so that no carrier thread is held by a wait.
+ * <p>A waiting platform thread first checks its condition; while it is not met, it calls {@link #idle(int)} with
+ * the number of checks that failed so far, and checks again when {@code idle} returns {@code true}. When
+ * {@code idle} returns {@code false} the thread parks until the arrival that meets its condition wakes it (or its
+ * deadline passes, or it is interrupted). A virtual thread parks at once, whatever the strategy, so that no
+ * carrier thread is ever held by a wait. Deadlines and interrupts are honoured under every strategy.
  *
  * <pre>
  *   strategy     latency of a hand-off          CPU while waiting            choose when
@@ -15,37 +19,33 @@ package dev.jpipeline;
  *                parks when it is slow
  *   BLOCKING     a park/unpark (~5-60 us)       none                         long waits, many pipelines
  * </pre>
+ *
+ * <p>A strategy of one's own, for example spinning ten times longer than {@link #ADAPTIVE} before parking:
+ * <pre>{@code
+ * WaitStrategy patient = attempt -> { Thread.onSpinWait(); return attempt < 5_000; };
+ * }</pre>
  */
-public enum WaitStrategy {
-    /** Spins with {@link Thread#onSpinWait()} until the stage is ready (or the time limit passes). */
-    BUSY_SPIN(Long.MAX_VALUE, 0),
-    /** Spins briefly, then calls {@link Thread#yield()} until the stage is ready. */
-    YIELDING(1 << 7, Long.MAX_VALUE),
+@FunctionalInterface
+public interface WaitStrategy {
+
+    /** Spins with {@link Thread#onSpinWait()} until the condition is met (or the time limit passes). */
+    WaitStrategy BUSY_SPIN = BuiltInWaitStrategy.BUSY_SPIN;
+    /** Spins briefly, then calls {@link Thread#yield()} until the condition is met. */
+    WaitStrategy YIELDING = BuiltInWaitStrategy.YIELDING;
     /**
-     * Spins for a few microseconds, yields a few times, then parks until the arrival that completes the stage
-     * wakes it. The spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per park on
-     * a 2-core machine).
+     * Spins for a few microseconds, yields a few times, then parks until the arrival that meets the condition
+     * wakes it. The spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per park on a
+     * 2-core machine).
      */
-    ADAPTIVE(1 << 9, 1 << 6),
-    /** Parks at once until the arrival that completes the stage wakes it. */
-    BLOCKING(0, 0);
+    WaitStrategy ADAPTIVE = BuiltInWaitStrategy.ADAPTIVE;
+    /** Parks at once until the arrival that meets the condition wakes it. */
+    WaitStrategy BLOCKING = BuiltInWaitStrategy.BLOCKING;
 
-    private final long spins;
-    private final long yields;
-
-    /** A strategy parks once it has spun {@code spins} times and yielded {@code yields} times. */
-    WaitStrategy(long spins, long yields) {
-        this.spins = spins;
-        this.yields = yields;
-    }
-
-    /** Spin iterations before yielding. */
-    long spins() {
-        return spins;
-    }
-
-    /** Yields before parking. */
-    long yields() {
-        return yields;
-    }
+    /**
+     * Idles once after the condition was found unmet for the {@code attempt}-th time (counted from 0; it saturates
+     * at {@link Integer#MAX_VALUE}). Called on platform threads only.
+     *
+     * @return {@code true} to check the condition again, {@code false} to park until woken
+     */
+    boolean idle(int attempt);
 }

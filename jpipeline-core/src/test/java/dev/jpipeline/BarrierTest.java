@@ -17,10 +17,12 @@ class BarrierTest {
     void arriveReturnsTheTokenAwaitReturnsOnceThePhaseCompletes() {
         Barrier barrier = new Barrier(2);
         long token = barrier.arrive();
-        assertEquals(0, token);
+        assertEquals(0, barrier.phase(), "the phase has one of its two arrivals");
+        assertFalse(barrier.tryWait(token));
         assertFalse(barrier.tryWaitParity(false, Duration.ofMillis(10)));
-        assertEquals(0, barrier.arrive());
+        assertEquals(token, barrier.arrive(), "both arrivals are at phase 0: the same token");
         barrier.await(token);
+        assertTrue(barrier.tryWait(token));
         assertEquals(1, barrier.phase());
     }
 
@@ -64,10 +66,11 @@ class BarrierTest {
     @Test
     void arriveAndDropByTheLastPartyCompletesThePhase() {
         Barrier barrier = new Barrier(1);
+        long second = barrier.arrive(1) + 1;        // phase 1's token, once phase 0 has completed
         barrier.arriveAndDrop();
-        assertEquals(1, barrier.phase());
+        assertEquals(2, barrier.phase());
         assertEquals(0, barrier.expected());
-        IllegalStateException e = assertThrows(IllegalStateException.class, () -> barrier.await(1));
+        IllegalStateException e = assertThrows(IllegalStateException.class, () -> barrier.await(second + 1));
         assertTrue(e.getMessage().contains("every party has dropped out"), e.getMessage());
     }
 

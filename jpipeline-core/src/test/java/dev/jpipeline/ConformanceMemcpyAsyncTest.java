@@ -118,7 +118,7 @@ class ConformanceMemcpyAsyncTest {
         assertTrue(notMultiple.getMessage().contains("12 is not a multiple of 8"), notMultiple.getMessage());
         assertThrows(IllegalArgumentException.class, () -> AlignedSize.of(3, 12));
         assertThrows(IllegalArgumentException.class, () -> AlignedSize.of(4, -4));
-        try (Arena arena = Arena.ofConfined()) {
+        try (Arena arena = Arena.ofShared()) {
             MemorySegment src = arena.allocate(64, 16);
             MemorySegment dst = arena.allocate(64, 16);
             Pipeline pipe = Pipeline.make();

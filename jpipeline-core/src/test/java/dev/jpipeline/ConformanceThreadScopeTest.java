@@ -15,7 +15,7 @@ class ConformanceThreadScopeTest {
 
     @Test
     void s43_threadScopeNeverBlocks() {
-        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        Pipeline pipe = Pipeline.make();
         long start = System.nanoTime();
         for (int b = 0; b < 1000; b++) {             // unbounded stages: no release needed to go on
             pipe.producerAcquire();
@@ -23,13 +23,13 @@ class ConformanceThreadScopeTest {
         }
         assertTrue(pipe.consumerWaitFor(Duration.ofMillis(1)));
         pipe.consumerRelease();
-        assertEquals(999, pipe.outstanding());
+        assertEquals(999, Teams.outstanding(pipe));
         assertTrue(Teams.millisSince(start) < 1000);
     }
 
     @Test
     void s44_waitPriorCompletesAndReleasesAllButTheNewest() {
-        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        Pipeline pipe = Pipeline.make();
         MemorySegment[] stage = new MemorySegment[5];
         for (int b = 0; b < 5; b++) {
             stage[b] = MemorySegment.ofArray(new int[1]);
@@ -41,12 +41,12 @@ class ConformanceThreadScopeTest {
         for (int b = 0; b < 4; b++) {
             assertEquals(b + 10, stage[b].get(ValueLayout.JAVA_INT, 0));
         }
-        assertEquals(1, pipe.outstanding(), "tail = head - 1: only batch 4 is left");
+        assertEquals(1, Teams.outstanding(pipe), "tail = head - 1: only batch 4 is left");
         pipe.consumerRelease();                       // the release CUDA code writes after wait_prior
-        assertEquals(1, pipe.outstanding());
+        assertEquals(1, Teams.outstanding(pipe));
         pipe.consumerWait();                          // covers batch 4 only
         pipe.consumerRelease();
-        assertEquals(0, pipe.outstanding());
+        assertEquals(0, Teams.outstanding(pipe));
         assertThrows(IllegalStateException.class, pipe::consumerRelease, "nothing waited for");
 
         for (int b = 0; b < 12; b++) {
@@ -54,7 +54,7 @@ class ConformanceThreadScopeTest {
             pipe.producerCommit();
         }
         Pipeline.consumerWaitPrior(pipe, 20);         // behaves as 8: stricter, still correct
-        assertEquals(8, pipe.outstanding());
+        assertEquals(8, Teams.outstanding(pipe));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
             () -> Pipeline.consumerWaitPrior(pipe, -1));
         assertTrue(negative.getMessage().contains("prior >= 0"), negative.getMessage());
@@ -62,7 +62,7 @@ class ConformanceThreadScopeTest {
 
     @Test
     void s45_producerCommitWithBarrierNeitherArrivesNorMovesTheHead() {
-        ThreadScopePipeline pipe = (ThreadScopePipeline) Pipeline.make();
+        Pipeline pipe = Pipeline.make();
         Barrier barrier = new Barrier(1);
         pipe.producerAcquire();
         MemorySegment dst = MemorySegment.ofArray(new int[1]);
@@ -71,7 +71,7 @@ class ConformanceThreadScopeTest {
         assertFalse(barrier.tryWaitParity(false, Duration.ofMillis(20)), "no arrival: net zero");
         barrier.arriveAndWait();
         assertTrue(barrier.tryWaitParity(false, Duration.ZERO));
-        assertEquals(0, pipe.outstanding(), "the head does not move");
+        assertEquals(0, Teams.outstanding(pipe), "the head does not move");
         assertEquals(5, dst.get(ValueLayout.JAVA_INT, 0));
     }
 

@@ -116,7 +116,7 @@ class RuleEnforcementTest {
             }
         });
         assertMessage(error.get(), "every thread of the group must make the pipeline the same way",
-            "with 1 producers", "with 2 producers");
+            "(producer count 2)", "rank 3 asked for a pipeline partitioned by count (producer count 1)");
     }
 
     @Test

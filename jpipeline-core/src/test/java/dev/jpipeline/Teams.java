@@ -31,6 +31,19 @@ final class Teams {
         return (System.nanoTime() - startNanos) / 1_000_000;
     }
 
+    /**
+     * Outstanding (committed, unreleased) batches of a thread-scope pipeline, read from its diagnostic
+     * {@code toString()} ("Pipeline[THREAD, committed H, released T]").
+     */
+    static long outstanding(Pipeline threadScope) {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("committed (\\d+), released (\\d+)")
+            .matcher(threadScope.toString());
+        if (!m.find()) {
+            throw new AssertionError("not a thread-scope pipeline: " + threadScope);
+        }
+        return Long.parseLong(m.group(1)) - Long.parseLong(m.group(2));
+    }
+
     /** A single-thread group written by hand, as CUDA code may define its own ThreadGroup. */
     static Group soloGroup() {
         return new Group() {

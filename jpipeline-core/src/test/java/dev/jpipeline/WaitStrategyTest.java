@@ -8,7 +8,8 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /** Every wait strategy, on both sides of a small ring, on platform and virtual threads. */
 class WaitStrategyTest {
@@ -38,8 +39,17 @@ class WaitStrategyTest {
         return sum.get();
     }
 
+    static Stream<WaitStrategy> strategies() {
+        WaitStrategy custom = attempt -> {          // a user's own: spin a while, then park
+            Thread.onSpinWait();
+            return attempt < 2_000;
+        };
+        return Stream.of(WaitStrategy.BUSY_SPIN, WaitStrategy.YIELDING, WaitStrategy.ADAPTIVE, WaitStrategy.BLOCKING,
+            custom);
+    }
+
     @ParameterizedTest
-    @EnumSource(WaitStrategy.class)
+    @MethodSource("strategies")
     void everyStrategyHandsOffEveryItem(WaitStrategy strategy) {
         int items = 20_000;
         assertEquals((long) items * (items - 1) / 2, handOff(strategy, false, items));
@@ -47,7 +57,7 @@ class WaitStrategyTest {
     }
 
     @ParameterizedTest
-    @EnumSource(WaitStrategy.class)
+    @MethodSource("strategies")
     void everyStrategyHonoursTimeLimits(WaitStrategy strategy) {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).waitStrategy(strategy).build();
         Teams.run(2, g -> {

@@ -81,7 +81,7 @@ public class StageHandoffBenchmark {
         int depth;
 
         @Param({"BUSY_SPIN", "YIELDING", "ADAPTIVE", "BLOCKING"})
-        WaitStrategy strategy;
+        String strategy;
 
         long[] slots;
         Pipeline producer;
@@ -90,7 +90,7 @@ public class StageHandoffBenchmark {
         public void start() {
             slots = new long[depth];
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, depth)
-                .waitStrategy(strategy).build();
+                .waitStrategy(named(strategy)).build();
             ThreadTeam team = ThreadTeam.ofPlatform(2);
             startConsumer(() -> drain(Pipeline.make(team.member(1), state, 1)));
             producer = Pipeline.make(team.member(0), state, 1);
@@ -331,5 +331,16 @@ public class StageHandoffBenchmark {
             pair.phaser.arriveAndAwaitAdvance();
             pair.phaser.arriveAndAwaitAdvance();
         }
+    }
+
+    /** The built-in wait strategy of that name (JMH parameters are strings). */
+    static WaitStrategy named(String name) {
+        return switch (name) {
+            case "BUSY_SPIN" -> WaitStrategy.BUSY_SPIN;
+            case "YIELDING" -> WaitStrategy.YIELDING;
+            case "ADAPTIVE" -> WaitStrategy.ADAPTIVE;
+            case "BLOCKING" -> WaitStrategy.BLOCKING;
+            default -> throw new IllegalArgumentException("no built-in wait strategy named " + name);
+        };
     }
 }

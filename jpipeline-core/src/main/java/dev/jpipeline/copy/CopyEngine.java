@@ -1,73 +1,43 @@
 package dev.jpipeline.copy;
 
+import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.CopyLanding;
+import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
-import java.util.ArrayDeque;
 import java.util.Objects;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Worker threads that perform asynchronous copies: jpipeline's stand-in for the GPU's copy hardware behind
- * {@code cuda::memcpy_async} (which, on the host, libcu++ simply performs synchronously).
+ * {@code cuda::memcpy_async} (which, on the host, libcu++ simply performs synchronously). No CUDA counterpart as a
+ * class: a GPU has its copy engines built in.
  *
- * <pre>
- * Algorithm
- *
- *   submit(copy) --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers)
- *                                                               times: one entry per worker that may share it)
- *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
- *           the worker that finishes the last chunk calls the copy's completion, then recycles the submission.
- * </pre>
- *
- * A copy of at most {@link #inlineThreshold()} bytes is not worth a hand-off: callers such as
- * {@code MemcpyAsync} perform it inline. Larger copies are split into chunks of at least {@link #minChunk()}
- * bytes, over at most {@link #workers()} workers. An idle worker spins briefly for new work, then parks on a
- * condition. In steady state nothing is allocated: the queue is a circular array and submissions are pooled.
+ * <p>{@code memcpyAsync} performs a copy of at most {@link #inlineThreshold()} bytes inline (a hand-off costs
+ * about as much as copying that much); larger copies are split into chunks of at least {@link #minChunk()} bytes
+ * over at most {@link #workers()} workers. File reads always run on a worker. An idle worker spins briefly for new
+ * work, then parks. In steady state nothing is allocated. A failing copy affects its own stage only: workers clear
+ * their interrupt status, never close a user's channel, and a source that keeps returning no bytes fails its copy.
  *
  * <p>Memory consistency effects: actions of the submitting thread before {@code copy} / {@code read}
  * happen-before the copy's reads and writes, which happen-before the completion.
  */
-public final class CopyEngine implements AutoCloseable {
+public final class CopyEngine implements AutoCloseable, CopyService {
 
     /** Default: copies of up to 64 KiB run inline (a hand-off to a worker costs about as much as copying them). */
     public static final long DEFAULT_INLINE_THRESHOLD = 64 * 1024;
     /** Default: chunks of at least 256 KiB, so that splitting a copy never costs more than it saves. */
     public static final long DEFAULT_MIN_CHUNK = 256 * 1024;
-    /** Idle workers spin this many times before parking. */
-    private static final int IDLE_SPINS = 1 << 10;
 
     private static final class Shared {
         static final CopyEngine ENGINE = fromSystemProperties();
     }
 
-    private final int workers;
-    private final long inlineThreshold;
-    private final long minChunk;
-    private final Thread[] threads;
-
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition workAvailable = lock.newCondition();
-    /** Queue entries; guarded by lock. */
-    private final ArrayDeque<CopySubmission> queue = new ArrayDeque<>();
-    /** Recycled submissions; guarded by lock. */
-    private final ArrayDeque<CopySubmission> pool = new ArrayDeque<>();
-    /** Entries in the queue: written under the lock, read without it by spinning workers. */
-    private volatile int queued;
-    /** Copies submitted and not yet completed: read by hang detectors (a copy in flight is progress). */
-    private final java.util.concurrent.atomic.AtomicInteger inFlight = new java.util.concurrent.atomic.AtomicInteger();
-    /** Workers parked on workAvailable; guarded by lock. */
-    private int parked;
-    private volatile boolean closed;
+    private final CopyWorkers engine;
 
     private CopyEngine(int workers, long inlineThreshold, long minChunk, String name) {
-        this.workers = workers;
-        this.inlineThreshold = inlineThreshold;
-        this.minChunk = minChunk;
-        this.threads = new Thread[workers];
-        for (int i = 0; i < workers; i++) {
-            threads[i] = Thread.ofPlatform().daemon().name(name + "-" + i).start(this::workLoop);
-        }
+        this.engine = new CopyWorkers(workers, inlineThreshold, minChunk, name);
     }
 
     /**
@@ -146,185 +116,95 @@ public final class CopyEngine implements AutoCloseable {
 
     /** The number of worker threads. */
     public int workers() {
-        return workers;
+        return engine.workers();
     }
 
-    /** Copies of at most this many bytes are better performed inline by the caller. */
+    /** Copies of at most this many bytes are performed inline by the caller. */
     public long inlineThreshold() {
-        return inlineThreshold;
+        return engine.inlineThreshold();
     }
 
     /** The smallest chunk a copy is split into. */
     public long minChunk() {
-        return minChunk;
+        return engine.minChunk();
     }
 
-    /** The number of copies submitted whose completion has not been called yet. */
-    public int copiesInFlight() {
-        return inFlight.get();
-    }
-
-    /** Whether a copy of {@code bytes} bytes is better performed inline than handed to a worker. */
-    public boolean runsInline(long bytes) {
-        return bytes <= inlineThreshold;
+    /** Whether {@link #close()} has been called. */
+    public boolean isClosed() {
+        return engine.isClosed();
     }
 
     /**
-     * Copies {@code src} into {@code dst} (both of the same size) asynchronously, then calls
-     * {@code completion}. The caller must not touch either range before the completion.
+     * Copies {@code src} into {@code dst} (both of the same size) asynchronously, on a worker whatever the size,
+     * then calls {@code completion}. The caller must not touch either range before the completion.
      *
      * @throws IllegalArgumentException when the sizes differ
      * @throws IllegalStateException    when the engine is closed
      */
     public void copy(MemorySegment dst, MemorySegment src, CopyCompletion completion) {
+        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(src, "src");
+        Objects.requireNonNull(completion, "completion");
         if (dst.byteSize() != src.byteSize()) {
             throw new IllegalArgumentException("copy engine: destination has " + dst.byteSize()
                 + " bytes but source has " + src.byteSize());
         }
-        submit(dst, src, null, 0, completion);
+        engine.submit(dst, src, null, 0, completion::copyDone);
     }
 
     /**
      * Fills {@code dst} from {@code channel}, starting at file position {@code position}, with positional reads
-     * (the channel's own position is not used or changed), then calls {@code completion}; a read error, or the
-     * file ending first ({@link java.io.EOFException}), is passed to the completion.
+     * (the channel's own position is not used or changed), then calls {@code completion}; a read error, the file
+     * ending first ({@link java.io.EOFException}), or a channel that keeps returning no bytes is passed to the
+     * completion.
      *
      * @throws IllegalArgumentException when {@code position} is negative
      * @throws IllegalStateException    when the engine is closed
      */
     public void read(MemorySegment dst, FileChannel channel, long position, CopyCompletion completion) {
+        Objects.requireNonNull(dst, "dst");
         Objects.requireNonNull(channel, "channel");
+        Objects.requireNonNull(completion, "completion");
         if (position < 0) {
             throw new IllegalArgumentException("file position must not be negative, got " + position);
         }
-        submit(dst, null, channel, position, completion);
-    }
-
-    private void submit(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
-                        CopyCompletion completion) {
-        Objects.requireNonNull(dst, "dst");
-        Objects.requireNonNull(completion, "completion");
-        long bytes = dst.byteSize();
-        int ways = (int) Math.clamp(bytes / minChunk, 1, workers);
-        long chunk = (bytes + ways - 1) / ways;
-        chunk = Math.max(64, (chunk + 63) & ~63L);          // cache-line aligned chunk boundaries
-        lock.lock();
-        try {
-            if (closed) {
-                throw new IllegalStateException("copy engine is closed");
-            }
-            CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();
-            inFlight.incrementAndGet();
-            if (channel == null) {
-                s.memory(dst, src, chunk, completion);
-            } else {
-                s.file(dst, channel, position, chunk, completion);
-            }
-            int entries = Math.min(s.chunks(), workers);
-            s.referencedBy(entries);
-            for (int i = 0; i < entries; i++) {
-                queue.addLast(s);
-            }
-            queued += entries;
-            if (parked > 0) {
-                if (entries == 1) {
-                    workAvailable.signal();
-                } else {
-                    workAvailable.signalAll();
-                }
-            }
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void workLoop() {
-        for (CopySubmission s; (s = take()) != null; ) {
-            CopyCompletion done = s.work();
-            if (done != null) {
-                try {
-                    done.copyDone(s.failure());
-                } catch (Throwable t) {
-                    // a completion must not kill the worker: report it as an uncaught exception would be
-                    Thread.currentThread().getUncaughtExceptionHandler().uncaughtException(Thread.currentThread(), t);
-                }
-                inFlight.decrementAndGet();
-            }
-            if (s.release()) {
-                recycle(s);
-            }
-        }
-    }
-
-    /** The next queue entry, or null once the engine is closed and the queue drained. */
-    private CopySubmission take() {
-        for (int i = 0; i < IDLE_SPINS && queued == 0 && !closed; i++) {
-            Thread.onSpinWait();
-        }
-        lock.lock();
-        try {
-            while (queue.isEmpty()) {
-                if (closed) {
-                    return null;
-                }
-                parked++;
-                try {
-                    workAvailable.awaitUninterruptibly();
-                } finally {
-                    parked--;
-                }
-            }
-            queued--;
-            return queue.pollFirst();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    private void recycle(CopySubmission s) {
-        s.clear();
-        lock.lock();
-        try {
-            pool.push(s);
-        } finally {
-            lock.unlock();
-        }
+        engine.submit(dst, null, channel, position, completion::copyDone);
     }
 
     /**
-     * Stops the workers once every submitted copy has been performed and its completion called. Submitting
-     * afterwards throws {@link IllegalStateException}. The {@link #shared()} engine cannot be closed.
+     * Not API: the pipeline engine's entry ({@link CopyService}); its parameter types are not exported. Use
+     * {@code MemcpyAsync.memcpyAsync}.
+     */
+    @Override
+    public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
+                                             CopyLanding landing) {
+        return engine.copyInto(dst, src, target, landing);
+    }
+
+    /** Not API: the pipeline engine's entry for file reads ({@link CopyService}). */
+    @Override
+    public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
+                                             PhaseBarrier target, CopyLanding landing) {
+        return engine.readInto(dst, channel, position, target, landing);
+    }
+
+    /**
+     * Stops the workers once every submitted copy has been performed and its completion called, and waits for
+     * them, except when called from a completion (a worker thread): then it returns at once and the workers stop
+     * on their own. Submitting afterwards throws {@link IllegalStateException}, whatever the size. The
+     * {@link #shared()} engine cannot be closed.
      */
     @Override
     public void close() {
         if (this == Shared.ENGINE) {
             throw new IllegalStateException("the shared copy engine lives as long as the JVM and cannot be closed");
         }
-        lock.lock();
-        try {
-            closed = true;
-            workAvailable.signalAll();
-        } finally {
-            lock.unlock();
-        }
-        boolean interrupted = false;
-        for (Thread t : threads) {
-            while (t.isAlive()) {
-                try {
-                    t.join();
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
+        engine.close();
     }
 
     @Override
     public String toString() {
-        return "CopyEngine[" + workers + " workers, inline up to " + inlineThreshold + " B, chunks >= " + minChunk
-            + " B" + (closed ? ", closed" : "") + "]";
+        return "CopyEngine[" + workers() + " workers, inline up to " + inlineThreshold() + " B, chunks >= "
+            + minChunk() + " B" + (isClosed() ? ", closed" : "") + "]";
     }
 }

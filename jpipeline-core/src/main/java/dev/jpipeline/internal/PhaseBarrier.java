@@ -1,8 +1,8 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.WaitStrategy;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * A split-phase barrier: the stage barrier of a pipeline ({@code produced} / {@code consumed}) and the engine
@@ -27,22 +27,27 @@ import java.util.concurrent.locks.LockSupport;
  *    the same CAS advances phase and resets arrived to 0, so no other thread can observe a half-reset word.
  *
  * With a completion action the last arriver first CASes arrived up to expected (the "completing" state, in
- * which any further arrival is an over-arrival), runs the action, then publishes the next phase.
+ * which any further arrival is an over-arrival), runs the action, then publishes the next phase. The thread
+ * running the action is recorded, so that an action waiting for its own phase (or tying a copy to it) is refused
+ * instead of hanging.
  *
- * Waiting follows the caller's strategy (WaitStrategy: how many spins, how many yields) and then parks; the
- * default is adaptive: a platform thread spins (Thread.onSpinWait), then yields, then parks; a virtual thread
- * parks at once so that it never holds its carrier. A ParkListener bound to the thread is told before each park
- * and after each wake (the SIMT runtime's hang detection). Parked waiters sit on a Treiber stack; the thread that
- * completes a phase (or drops the last party) detaches the whole stack and unparks it. A waiter pushes its node
- * and re-reads the state before it parks; the completer CASes the state and then reads the stack. Both are
- * volatile accesses, so at least one of them sees the other (the Dekker pattern): no wake-up is lost.
+ * Copies (cp.async.mbarrier.arrive): tieCopy() adds one pending arrival to the current phase (expected + 1 for
+ * this and every later phase); copyLanded() records the copy's failure, if any, for the current phase and makes
+ * the pending arrival as an arrive-and-drop, which leaves later phases as they were. The phase cannot complete
+ * before the copy lands, so the current phase at landing is the phase the copy was tied to. Failures are kept
+ * per phase parity: a waiter asks failureOf(round) after its wait completed, and the phase after round cannot
+ * complete before it (pipelines) or before its own arrival (barriers), so the record it reads is its own.
+ *
+ * Waiting is Waiting.await (the one wait routine): strategy, deadline, interrupts, park listener, stall watch.
+ * Parked waiters sit on a Treiber stack (Waiter); the thread that completes a phase (or drops the last party)
+ * detaches the whole stack and unparks it.
  *
  * Memory consistency: an arrival is a volatile CAS (release), a wait ends with a volatile read (acquire) of
  * the completed state, so actions before any arrival of a phase happen-before actions after a wait that
  * observes the phase completed.
  * </pre>
  */
-public final class PhaseBarrier extends PhaseBarrierPadAfter {
+public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
 
     /** Largest number of parties (2^20 - 1): the same bound CUDA's block-scope {@code barrier::max()} reports. */
     public static final int MAX_PARTIES = (1 << 20) - 1;
@@ -53,11 +58,15 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     private static final int PHASE_SHIFT = 40;
     private static final long COUNT_MASK = MAX_PARTIES;
 
-    /** The default waiting: spin, then yield, then park (the values of WaitStrategy.ADAPTIVE). */
-    private static final long DEFAULT_SPINS = 1 << 9;
-    private static final long DEFAULT_YIELDS = 1 << 6;
-
     private final Runnable completion;
+    /** The thread running the completion action, else null: written by it, read by its own waits (same thread). */
+    private volatile Thread completer;
+    /**
+     * The latest failed copy of an even / odd phase: written before the failing copy's arrival (volatile), read
+     * by waiters after their wait saw the phase complete, which that arrival happens-before.
+     */
+    private volatile PhaseFailure failureEven;
+    private volatile PhaseFailure failureOdd;
 
     /**
      * @param expected   arrivals per phase, 0 to {@link #MAX_PARTIES} (0 makes every wait report abandonment)
@@ -129,10 +138,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         for (;;) {
             long s = lvState();
             int expected = expectedOf(s);
-            int arrived = arrivedOf(s) + count;
-            if (arrived > expected || count < 1) {
+            long arrivedAfter = (long) arrivedOf(s) + count;     // long: a huge count must not wrap around
+            if (count < 1 || arrivedAfter > expected) {
                 throw overArrival(s, count);
             }
+            int arrived = (int) arrivedAfter;
             int phase = phaseOf(s);
             if (arrived < expected) {
                 if (casState(s, s + count)) {
@@ -184,14 +194,15 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     }
 
     /**
-     * One more party for the current and every later phase: the current phase now also waits for an arrival
-     * that has not happened yet. Paired with a later {@link #arriveAndDrop()} it makes the current phase wait
-     * for one extra event and leaves later phases as they were (how {@code cp.async.mbarrier.arrive} ties
-     * copies to a barrier: +1 pending now, one arrival when the copies land).
+     * Ties one asynchronous copy to the current phase: one more arrival is expected now and in every later phase,
+     * and {@link #copyLanded} makes it and withdraws the extra party, so the current phase waits for the copy and
+     * later phases stay as they were (how {@code cp.async.mbarrier.arrive} ties copies to a barrier).
      *
-     * @throws IllegalStateException when the barrier already has {@link #MAX_PARTIES} parties
+     * @throws IllegalStateException when the barrier already has {@link #MAX_PARTIES} parties, or when the
+     *                               caller is running this barrier's completion action (the copy could never be
+     *                               tied to the phase that is completing)
      */
-    public void expectOneMore() {
+    public void tieCopy() {
         for (;;) {
             long s = lvState();
             int expected = expectedOf(s);
@@ -200,6 +211,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
                 throw new IllegalStateException("barrier cannot expect more than " + MAX_PARTIES + " arrivals");
             }
             if (expected > 0 && arrived == expected) {
+                if (completer == Thread.currentThread()) {
+                    throw new IllegalStateException("a barrier's completion action cannot tie a copy to the barrier "
+                        + "it is completing (phase " + phaseOf(s) + "): that phase has all its arrivals");
+                }
                 Thread.onSpinWait();        // a completion action is running: the phase is about to advance
                 continue;
             }
@@ -207,6 +222,47 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
                 return;
             }
         }
+    }
+
+    /**
+     * A copy tied by {@link #tieCopy()} has landed, or failed: records the failure (if any) for the current phase,
+     * then makes the copy's pending arrival.
+     */
+    @Override
+    public void copyLanded(Throwable failure) {
+        if (failure != null) {
+            int phase = phase();            // stable: the phase cannot complete before this arrival
+            PhaseFailure record = new PhaseFailure(phase, failure);
+            if ((phase & 1) == 0) {
+                failureEven = record;
+            } else {
+                failureOdd = record;
+            }
+        }
+        arriveAndDrop();
+    }
+
+    /**
+     * Records {@code failure} for phase {@code round} without an arrival (a stage whose producer died holding it):
+     * the next waiter of that phase sees it through {@link #failureOf}.
+     */
+    public void recordFailure(int round, Throwable failure) {
+        PhaseFailure record = new PhaseFailure(round & PHASE_MASK, failure);
+        if ((round & 1) == 0) {
+            failureEven = record;
+        } else {
+            failureOdd = record;
+        }
+    }
+
+    /** The failure recorded for phase {@code round} (a copy tied to it failed), or null. */
+    public Throwable failureOf(int round) {
+        PhaseFailure f = (round & 1) == 0 ? failureEven : failureOdd;
+        return f != null && f.phase() == (round & PHASE_MASK) ? f.cause() : null;
+    }
+
+    /** A failure recorded for one phase. */
+    private record PhaseFailure(int phase, Throwable cause) {
     }
 
     /**
@@ -256,9 +312,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
      * the phase still completes, so that no waiter hangs, and the exception reaches the last arriver.
      */
     private void runCompletionAndAdvance(int phase, int nextExpected) {
+        completer = Thread.currentThread();
         try {
             completion.run();
         } finally {
+            completer = null;
             STATE.setVolatile(this, pack(phase + 1, nextExpected, 0));
             signalAll();
         }
@@ -272,47 +330,33 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
     // ---------------------------------------------------------------------------------------------------------
     // Waiting
 
-    /** Deadline meaning "no deadline". */
-    public static final long NO_DEADLINE = Long.MAX_VALUE;
-    /** Deadline meaning "look once, do not wait". */
-    public static final long POLL_ONCE = Long.MIN_VALUE;
+    /** Deadline meaning "no deadline" (an alias of {@link Deadlines#NO_DEADLINE}). */
+    public static final long NO_DEADLINE = Deadlines.NO_DEADLINE;
+    /** Deadline meaning "look once, do not wait" (an alias of {@link Deadlines#POLL_ONCE}). */
+    public static final long POLL_ONCE = Deadlines.POLL_ONCE;
 
-    /**
-     * Waits until phase {@code round} completes.
-     *
-     * @param deadline      a {@link System#nanoTime()} deadline, {@link #NO_DEADLINE} or {@link #POLL_ONCE}
-     * @param interruptible whether an interrupt ends the wait ({@link WaitStatus#INTERRUPTED}, status cleared);
-     *                      otherwise an interrupt is remembered and re-asserted before returning
-     */
+    /** Waits until phase {@code round} completes, waiting adaptively, without a site or a watch. */
     public WaitStatus await(int round, long deadline, boolean interruptible) {
-        return await(round, deadline, interruptible, 0, DEFAULT_SPINS, DEFAULT_YIELDS);
+        return await(round, deadline, interruptible, WaitStrategy.ADAPTIVE, this, null);
     }
 
     /**
-     * Like {@link #await(int, long, boolean)}, with the waiting spelled out: a platform thread first spins
-     * {@code spins} times ({@link Thread#onSpinWait()}), then yields {@code yields} times, then parks until the
-     * completing arrival wakes it; a virtual thread parks at once. A wait that has lasted {@code stallNanos}
-     * (when positive) without completing returns {@link WaitStatus#STALLED}, so that the caller can look for a
-     * deadlock and call again.
+     * Waits until phase {@code round} completes: {@link Waiting#await} on this barrier.
+     *
+     * @throws IllegalStateException when the caller is running this barrier's completion action and waits for the
+     *                               phase that is completing (it would wait for itself)
      */
-    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos, long spins,
-                            long yields) {
-        return await(round, deadline, interruptible, stallNanos, spins, yields, this);
-    }
-
-    /**
-     * The full form: {@code site} is what a {@link ParkListener} is told the thread waits in when it parks.
-     */
-    public WaitStatus await(int round, long deadline, boolean interruptible, long stallNanos, long spins,
-                            long yields, Object site) {
-        WaitStatus status = check(round);
+    public WaitStatus await(int round, long deadline, boolean interruptible, WaitStrategy strategy, Object site,
+                            StallWatch watch) {
+        WaitStatus status = poll(round);
         if (status != null) {
             return status;
         }
-        if (deadline == POLL_ONCE) {
-            return WaitStatus.TIMED_OUT;
+        if (completer == Thread.currentThread()) {
+            throw new IllegalStateException("a barrier's completion action cannot wait for the phase it is "
+                + "completing (phase " + (round & PHASE_MASK) + "): it would wait for itself");
         }
-        return awaitSlow(round, deadline, interruptible, stallNanos, spins, yields, site);
+        return Waiting.await(this, round, deadline, interruptible, strategy, site, watch);
     }
 
     /** The barrier word, for detecting that nothing has changed between two looks. */
@@ -320,130 +364,23 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
         return lvState();
     }
 
-    private WaitStatus check(int round) {
+    @Override
+    public WaitStatus poll(long round) {
         long s = lvState();
-        if (phaseOf(s) != (round & PHASE_MASK)) {
+        if (phaseOf(s) != ((int) round & PHASE_MASK)) {
             return WaitStatus.COMPLETE;
         }
         return expectedOf(s) == 0 ? WaitStatus.ABANDONED : null;
     }
 
-    private WaitStatus awaitSlow(int round, long deadline, boolean interruptible, long stallNanos, long spins,
-                                 long yields, Object site) {
-        Thread me = Thread.currentThread();
-        long stallAt = stallNanos > 0 ? System.nanoTime() + stallNanos : NO_DEADLINE;
-        boolean stallFirst = stallAt != NO_DEADLINE && (deadline == NO_DEADLINE || stallAt - deadline < 0);
-        long limit = stallFirst ? stallAt : deadline;
-        WaitStatus status = null;
-        if (!me.isVirtual()) {
-            for (long i = 0; i < spins && status == null; i++) {
-                Thread.onSpinWait();
-                status = check(round);
-                if (status == null && (i & 0xFF) == 0xFF) {
-                    status = expired(limit, interruptible);
-                }
-            }
-            for (long i = 0; i < yields && status == null; i++) {
-                Thread.yield();
-                status = check(round);
-                if (status == null) {
-                    status = expired(limit, interruptible);
-                }
-            }
-        }
-        if (status == null) {
-            status = park(me, round, limit, interruptible, site);
-        }
-        return stallFirst && status == WaitStatus.TIMED_OUT ? WaitStatus.STALLED : status;
-    }
-
-    /** TIMED_OUT when {@code limit} has passed, INTERRUPTED when an interruptible wait is interrupted. */
-    private static WaitStatus expired(long limit, boolean interruptible) {
-        if (limit != NO_DEADLINE && System.nanoTime() - limit >= 0) {
-            return WaitStatus.TIMED_OUT;
-        }
-        return interruptible && Thread.interrupted() ? WaitStatus.INTERRUPTED : null;
-    }
-
-    private WaitStatus park(Thread me, int round, long deadline, boolean interruptible, Object site) {
-        boolean interrupted = false;
-        ParkListener listener = ParkListener.current();
-        Waiter node = null;
-        try {
-            for (;;) {
-                node = new Waiter(me);
-                push(node);
-                WaitStatus status = check(round);
-                if (status == null) {
-                    if (listener != null) {
-                        listener.parking(site);
-                    }
-                    if (deadline == NO_DEADLINE) {
-                        LockSupport.park(this);
-                    } else {
-                        long remaining = deadline - System.nanoTime();
-                        if (remaining <= 0) {
-                            status = WaitStatus.TIMED_OUT;
-                        } else {
-                            LockSupport.parkNanos(this, remaining);
-                        }
-                    }
-                    if (listener != null) {
-                        listener.unparked();
-                    }
-                    if (status == null && Thread.interrupted()) {
-                        if (interruptible) {
-                            status = WaitStatus.INTERRUPTED;
-                        } else {
-                            interrupted = true;
-                        }
-                    }
-                }
-                if (status == null) {
-                    status = check(round);
-                }
-                if (status != null) {
-                    node.thread = null;
-                    return status;
-                }
-                // Woken without completion (spurious or a withdrawn party): the node may be detached already.
-                node.thread = null;
-            }
-        } finally {
-            if (node != null) {
-                node.thread = null;         // also when a listener abandons the wait
-            }
-            if (interrupted) {
-                me.interrupt();
-            }
-        }
-    }
-
-    private void push(Waiter node) {
-        for (;;) {
-            Waiter head = lvWaiters();
-            while (head != null && head.thread == null) {
-                // Unlink given-up nodes at the top so that a polling loop cannot grow the stack without bound.
-                Waiter next = head.next;
-                head = casWaiters(head, next) ? next : lvWaiters();
-            }
-            node.next = head;
-            if (casWaiters(head, node)) {
-                return;
-            }
-        }
+    @Override
+    public void enqueue(Waiter waiter) {
+        Waiter.push(WAITERS, this, waiter);
     }
 
     private void signalAll() {
-        if (lvWaiters() == null) {
-            return;
-        }
-        Waiter w = (Waiter) WAITERS.getAndSet(this, (Waiter) null);
-        for (; w != null; w = w.next) {
-            Thread t = w.thread;
-            if (t != null) {
-                LockSupport.unpark(t);
-            }
+        if (WAITERS.getVolatile(this) != null) {
+            Waiter.signalAll(WAITERS, this);
         }
     }
 
@@ -475,14 +412,6 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter {
 
     private boolean casState(long expect, long update) {
         return STATE.compareAndSet(this, expect, update);
-    }
-
-    private Waiter lvWaiters() {
-        return (Waiter) WAITERS.getVolatile(this);
-    }
-
-    private boolean casWaiters(Waiter expect, Waiter update) {
-        return WAITERS.compareAndSet(this, expect, update);
     }
 }
 

@@ -100,8 +100,7 @@ class CopyEngineTest {
         assertThrows(IllegalArgumentException.class, () -> CopyEngine.builder().inlineThreshold(-1));
         assertThrows(IllegalArgumentException.class, () -> CopyEngine.builder().minChunk(100));
         try (CopyEngine engine = CopyEngine.builder().inlineThreshold(100).build()) {
-            assertTrue(engine.runsInline(100));
-            assertTrue(!engine.runsInline(101));
+            assertEquals(100, engine.inlineThreshold());
             assertThrows(IllegalArgumentException.class,
                 () -> engine.copy(Arena.ofAuto().allocate(8), Arena.ofAuto().allocate(16), f -> { }));
         }

@@ -1,18 +1,22 @@
 package dev.jpipeline.simt;
 
+import dev.jpipeline.internal.HangDetector;
 import dev.jpipeline.internal.ParkListener;
 import dev.jpipeline.internal.WaitSite;
 
 /**
- * The launch's view of one CUDA thread: tells the {@link LaunchMonitor} when it blocks in a jpipeline wait and
- * when it wakes, and unwinds it ({@link KernelAbortedException}) once the launch has been aborted.
+ * The launch's view of one CUDA thread: a participant of the launch's hang detector, told through the park
+ * listener hook when it blocks in a jpipeline wait and when it wakes; it unwinds ({@link KernelAbortedException})
+ * once the launch has been aborted.
  */
-final class KernelThread implements ParkListener {
+final class KernelThread implements ParkListener, HangDetector.Participant {
 
     final Dim3 blockIdx;
     final Dim3 threadIdx;
     private final LaunchMonitor monitor;
-    /** What the thread is parked in, or null while it runs: written by the thread, read by the monitor. */
+    /** The Java thread running this CUDA thread: set before it starts. */
+    private volatile Thread thread;
+    /** What the thread is parked in, or null while it runs: written by the thread, read by the detector. */
     private volatile Object blockedIn;
     volatile boolean finished;
 
@@ -22,11 +26,14 @@ final class KernelThread implements ParkListener {
         this.threadIdx = threadIdx;
     }
 
+    void runsOn(Thread t) {
+        thread = t;
+    }
+
     @Override
     public void parking(Object site) {
         monitor.checkAborted();
         blockedIn = site;
-        monitor.blocked();
     }
 
     @Override
@@ -36,13 +43,34 @@ final class KernelThread implements ParkListener {
         monitor.checkAborted();
     }
 
-    boolean isBlocked() {
-        return blockedIn != null;
+    @Override
+    public Thread thread() {
+        return thread;
     }
 
-    String describe() {
+    @Override
+    public boolean isGone() {
+        return finished;
+    }
+
+    @Override
+    public String stalledIn() {
         Object site = blockedIn;
-        return "block " + blockIdx + " thread " + threadIdx + ": "
-            + (finished ? "finished" : site == null ? "running" : WaitSite.describe(site));
+        return site == null ? null : WaitSite.describe(site);
+    }
+
+    @Override
+    public Throwable fault() {
+        return null;
+    }
+
+    /** A kernel thread always finishes through the launch's finally block: nothing to do on its behalf. */
+    @Override
+    public void abandon() {
+    }
+
+    @Override
+    public String name() {
+        return "block " + blockIdx + " thread " + threadIdx;
     }
 }

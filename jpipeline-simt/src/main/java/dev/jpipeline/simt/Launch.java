@@ -25,7 +25,7 @@ final class Launch {
     private final long dynamicSharedBytes;
     private final KernelBody body;
     private final boolean cooperative;
-    private final LaunchMonitor monitor = new LaunchMonitor();
+    private final LaunchMonitor monitor;
     private final CountDownLatch done;
     private final Semaphore residency;
     private final AtomicReference<KernelFailure> failure = new AtomicReference<>();
@@ -40,6 +40,7 @@ final class Launch {
         this.body = body;
         this.cooperative = cooperative;
         this.totalThreads = Math.multiplyExact(grid.volume(), block.volume());
+        this.monitor = new LaunchMonitor(Kernel.hangPatienceMillis() * 1_000_000L, grid + " x " + block);
         this.done = new CountDownLatch(totalThreads);
         this.residency = new Semaphore(cooperative ? grid.volume()
             : Math.max(1, Runtime.getRuntime().availableProcessors()));
@@ -47,12 +48,10 @@ final class Launch {
     }
 
     void run() {
-        long patience = Kernel.hangPatienceMillis() * 1_000_000L;
-        HangWatch watch = new HangWatch(patience);
         int blocks = gridDim.volume();
         for (int b = 0; b < blocks && !monitor.aborted(); b++) {
             while (!acquireResidency()) {
-                watch.tick();
+                watchForHang();
             }
             if (!monitor.aborted()) {
                 startBlock(gridDim.index(b));
@@ -60,7 +59,7 @@ final class Launch {
         }
         try {
             while (!done.await(TICK_MILLIS, TimeUnit.MILLISECONDS)) {
-                watch.tick();
+                watchForHang();
                 if (monitor.aborted() && monitor.live() == 0) {
                     break;
                 }
@@ -86,31 +85,15 @@ final class Launch {
         }
     }
 
-    /** Declares a hang when every live thread has been blocked, with no wake-up, for the patience interval. */
-    private final class HangWatch {
-        private final long patience;
-        private long since;
-        private long wakeUps;
-
-        HangWatch(long patience) {
-            this.patience = patience;
+    /** Aborts the launch when the hang detector reports that every live thread is stuck. */
+    private void watchForHang() {
+        if (monitor.aborted()) {
+            return;
         }
-
-        void tick() {
-            if (monitor.aborted() || !monitor.allBlocked()) {
-                since = 0;
-                return;
-            }
-            long now = System.nanoTime();
-            if (since == 0 || monitor.wakeUps() != wakeUps) {
-                since = now;
-                wakeUps = monitor.wakeUps();
-            } else if (now - since >= patience) {
-                String report = "kernel launch " + gridDim + " x " + blockDim + " hung: every live thread has been "
-                    + "blocked for " + patience / 1_000_000 + " ms with nothing left to wake it:" + monitor.report();
-                failure.compareAndSet(null, new KernelFailure(report, null));
-                monitor.abort(report);
-            }
+        String report = monitor.hang();
+        if (report != null) {
+            failure.compareAndSet(null, new KernelFailure(report, null));
+            monitor.abort(report);
         }
     }
 
@@ -122,6 +105,7 @@ final class Launch {
             KernelThread kt = new KernelThread(monitor, blockIdx, threadIdx);
             Thread thread = Thread.ofVirtual().name("kernel block " + blockIdx + " thread " + threadIdx)
                 .unstarted(() -> runThread(ctx, kt, block));
+            kt.runsOn(thread);
             monitor.started(kt, thread);
             thread.start();
         }

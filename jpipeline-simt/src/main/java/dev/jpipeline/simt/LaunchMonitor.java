@@ -1,6 +1,6 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.HangDetector;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -12,27 +12,31 @@ import java.util.concurrent.locks.LockSupport;
  * still moving.
  *
  * <pre>
- * A launch is hung when, for the whole patience interval, every live thread is parked in a jpipeline wait
- * (pipeline, barrier, __syncthreads, __syncwarp, grid sync), no thread has woken up, and the copy engine has no
- * copy in flight: then nothing can ever wake them. The launching thread checks this on each tick of its own
- * wait; on a hang (or on a thread's failure) it aborts the launch: every thread still parked is unparked and
- * unwinds with KernelAbortedException, every thread that parks later does too.
+ * The launch's CUDA threads are the participants of the core's HangDetector (the one hang detector): the launch
+ * is hung when every live thread is parked in a jpipeline wait (pipeline, barrier, __syncthreads, __syncwarp,
+ * grid sync), no thread has woken up and no copy is in flight for half the patience. The launching thread asks
+ * the detector on each tick of its own wait; on a hang (or on a thread's failure) it aborts the launch: every
+ * thread still parked is unparked and unwinds with KernelAbortedException, every thread that parks later does too.
  * </pre>
  */
 final class LaunchMonitor {
 
     private final AtomicInteger live = new AtomicInteger();
-    private final AtomicInteger blocked = new AtomicInteger();
-    /** Counts wake-ups: a hang is declared only if it stays unchanged over the patience interval. */
+    /** Counts wake-ups: the detector's progress signature. */
     private final AtomicLong wakeUps = new AtomicLong();
-    private final Queue<KernelThread> threads = new ConcurrentLinkedQueue<>();
     private final Queue<Thread> javaThreads = new ConcurrentLinkedQueue<>();
+    private final HangDetector detector;
     /** Set once when the launch is aborted: read by every park of the launch's threads. */
     private volatile String abortReason;
 
+    LaunchMonitor(long patienceNanos, String launch) {
+        this.detector = new HangDetector(patienceNanos, "kernel launch " + launch + " hung: every live thread is "
+            + "blocked with nothing left to wake it", wakeUps::get, () -> "");
+    }
+
     void started(KernelThread kt, Thread thread) {
         live.incrementAndGet();
-        threads.add(kt);
+        detector.register(kt);
         javaThreads.add(thread);
     }
 
@@ -41,12 +45,7 @@ final class LaunchMonitor {
         live.decrementAndGet();
     }
 
-    void blocked() {
-        blocked.incrementAndGet();
-    }
-
     void unblocked() {
-        blocked.decrementAndGet();
         wakeUps.incrementAndGet();
     }
 
@@ -54,15 +53,9 @@ final class LaunchMonitor {
         return live.get();
     }
 
-    long wakeUps() {
-        return wakeUps.get();
-    }
-
-    /** Whether, right now, every live thread is parked and no copy is in flight. */
-    boolean allBlocked() {
-        int n = live.get();
-        return n > 0 && blocked.get() >= n && CopyEngine.shared().copiesInFlight() == 0
-            && threads.stream().filter(t -> !t.finished).allMatch(KernelThread::isBlocked);
+    /** The hang report, once the launch has been stuck long enough; else null. */
+    String hang() {
+        return detector.check();
     }
 
     void checkAborted() {
@@ -82,22 +75,5 @@ final class LaunchMonitor {
         for (Thread t : javaThreads) {
             LockSupport.unpark(t);
         }
-    }
-
-    /** Where every thread is, one line each (finished threads are summarized). */
-    String report() {
-        StringBuilder b = new StringBuilder();
-        int finished = 0;
-        for (KernelThread t : threads) {
-            if (t.finished) {
-                finished++;
-            } else {
-                b.append("\n  ").append(t.describe());
-            }
-        }
-        if (finished > 0) {
-            b.append("\n  (").append(finished).append(" threads had finished)");
-        }
-        return b.toString();
     }
 }

@@ -1,5 +1,6 @@
 package dev.jpipeline.simt;
 
+import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.WaitSite;
 
@@ -17,7 +18,7 @@ final class SyncSite implements WaitSite {
     /** Arrives and waits for the current phase; waits park at once (kernel threads are virtual). */
     void arriveAndWait() {
         int phase = barrier.arrive(1);
-        barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, 0, 0, 0, this);
+        barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
     }
 
     @Override

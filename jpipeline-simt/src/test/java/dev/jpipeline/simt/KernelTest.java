@@ -120,7 +120,7 @@ class KernelTest {
         String report = failure.getMessage();
         assertTrue(report.contains("hung"), report);
         assertTrue(report.contains("waits in __syncthreads of block (0, 0, 0): 63 of 64 threads arrived"), report);
-        assertTrue(report.contains("(1 threads had finished)"), report);
+        assertTrue(report.contains("(1 has left)"), report);
         assertTrue(millis < 20_000, "reported after " + millis + " ms");
     }
 

@@ -1,4 +1,4 @@
-package dev.jpipeline.copy;
+package dev.jpipeline.internal;
 
 import java.io.EOFException;
 import java.io.IOException;
@@ -21,6 +21,11 @@ import java.nio.channels.FileChannel;
  *             dropped by each worker after work() returns. Only the release that brings it to 0 recycles the
  *             submission, so a worker can never mix the counters of one copy with the chunks of the next.
  * </pre>
+ *
+ * Fault isolation: a chunk's failure (any Throwable: an IOException, a closed Arena, a WrongThreadException) is
+ * recorded for this copy only. The worker clears its interrupt status before each chunk and after a failure, so
+ * that a positional read never runs interrupted (an interrupted FileChannel read closes the user's channel). A
+ * read that returns no bytes {@link #MAX_EMPTY_READS} times in a row fails the copy instead of spinning forever.
  */
 final class CopySubmission {
 
@@ -30,7 +35,10 @@ final class CopySubmission {
     private long position;
     private long chunkBytes;
     private int chunks;
-    private CopyCompletion completion;
+    /** Reads in a row that may return no bytes before a file copy fails (a source that makes no progress). */
+    static final int MAX_EMPTY_READS = 1024;
+
+    private CopyLanding completion;
 
     private volatile int claimed;
     private volatile int remaining;
@@ -38,21 +46,21 @@ final class CopySubmission {
     private volatile Throwable failure;
 
     /** Prepares a memory-to-memory copy; fields are published to workers by the engine's queue lock. */
-    void memory(MemorySegment dst, MemorySegment src, long chunkBytes, CopyCompletion completion) {
+    void memory(MemorySegment dst, MemorySegment src, long chunkBytes, CopyLanding completion) {
         this.channel = null;
         this.src = src;
         prepare(dst, chunkBytes, completion);
     }
 
     /** Prepares a positional file read. */
-    void file(MemorySegment dst, FileChannel channel, long position, long chunkBytes, CopyCompletion completion) {
+    void file(MemorySegment dst, FileChannel channel, long position, long chunkBytes, CopyLanding completion) {
         this.src = null;
         this.channel = channel;
         this.position = position;
         prepare(dst, chunkBytes, completion);
     }
 
-    private void prepare(MemorySegment dst, long chunkBytes, CopyCompletion completion) {
+    private void prepare(MemorySegment dst, long chunkBytes, CopyLanding completion) {
         this.dst = dst;
         this.chunkBytes = chunkBytes;
         this.chunks = (int) Math.max(1, (dst.byteSize() + chunkBytes - 1) / chunkBytes);
@@ -81,14 +89,16 @@ final class CopySubmission {
      *
      * @return the completion to call (with {@link #failure()}) if this worker finished the copy, else null
      */
-    CopyCompletion work() {
-        CopyCompletion done = null;
+    CopyLanding work() {
+        CopyLanding done = null;
         for (int chunk; (chunk = (int) CLAIMED.getAndAdd(this, 1)) < chunks; ) {
             try {
                 if (failure == null) {
+                    Thread.interrupted();       // never read a channel interrupted: that would close it
                     copyChunk(chunk);
                 }
             } catch (Throwable t) {
+                Thread.interrupted();           // a failed access may leave the worker interrupted
                 FAILURE.compareAndSet(this, null, t);
             }
             if ((int) REMAINING.getAndAdd(this, -1) == 1) {
@@ -96,6 +106,10 @@ final class CopySubmission {
             }
         }
         return done;
+    }
+
+    CopyLanding completion() {
+        return completion;
     }
 
     Throwable failure() {
@@ -110,11 +124,22 @@ final class CopySubmission {
             return;
         }
         ByteBuffer target = dst.asSlice(offset, length).asByteBuffer();
+        int empty = 0;
         while (target.hasRemaining()) {
             long at = position + offset + target.position();
-            if (channel.read(target, at) < 0) {
+            int read = channel.read(target, at);
+            if (read < 0) {
                 throw new EOFException("file ends before byte " + at + " (reading " + dst.byteSize()
                     + " bytes from position " + position + ")");
+            }
+            if (read > 0) {
+                empty = 0;
+            } else if (++empty >= MAX_EMPTY_READS) {
+                throw new java.io.IOException("the source makes no progress: " + channel + " returned 0 bytes "
+                    + MAX_EMPTY_READS + " times in a row for a positional read at position " + at + " (reading "
+                    + dst.byteSize() + " bytes from position " + position + ")");
+            } else {
+                Thread.yield();
             }
         }
     }

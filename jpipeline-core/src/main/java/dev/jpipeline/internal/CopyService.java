@@ -1,0 +1,28 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.AsyncContractFulfillment;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+
+/**
+ * What the pipeline engine needs of a copy engine: {@link CopyWorkers} implements it, and the public
+ * {@code dev.jpipeline.copy.CopyEngine} implements it by delegating to its workers, so that the engine never
+ * names the facade.
+ */
+public interface CopyService {
+
+    /**
+     * Copies {@code src} into {@code dst} (of the same size) for the current phase of {@code target}: inline
+     * when it is small enough ({@link AsyncContractFulfillment#NONE}, landed on return), else on a worker, tied
+     * to the phase with {@link PhaseBarrier#tieCopy()} and reported to {@code landing} when it lands
+     * ({@link AsyncContractFulfillment#ASYNC}). The one place that decides inline or hand-off.
+     *
+     * @throws IllegalStateException when the engine is closed (whatever the size)
+     */
+    AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
+                                      CopyLanding landing);
+
+    /** Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}. */
+    AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position, PhaseBarrier target,
+                                      CopyLanding landing);
+}

@@ -1,0 +1,298 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.WaitStrategy;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.FileChannel;
+import java.util.ArrayDeque;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Worker threads that perform asynchronous copies: jpipeline's stand-in for the GPU's copy hardware behind
+ * {@code cuda::memcpy_async} (which, on the host, libcu++ simply performs synchronously). The engine behind the
+ * public {@code CopyEngine}.
+ *
+ * <pre>
+ * Algorithm
+ *
+ *   copyInto(dst, src, target) : closed? refuse.  small? copy inline, done.  else target.tieCopy(), submit
+ *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
+ *                                                         one entry per worker that may share it)
+ *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
+ *           the worker that finishes the last chunk tells the copy's landing, then recycles the submission.
+ * </pre>
+ *
+ * Idle workers wait in {@link Waiting#await} on this object (spin briefly, then park); a submission signals them
+ * after publishing the queue count (the Dekker pattern of {@link Waiter}). In steady state nothing is allocated:
+ * the queue is a circular array and submissions are pooled. A landing that throws is reported to the worker's
+ * uncaught-exception handler and never kills the worker.
+ *
+ * <p>Memory consistency effects: actions of the submitting thread before a submission happen-before the copy's
+ * reads and writes, which happen-before the landing.
+ */
+public final class CopyWorkers implements CopyService, Waitable {
+
+    /** Copies submitted to any engine and not landed yet: a copy in flight is progress for hang detectors. */
+    private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
+    /** Idle workers spin about 10-40 us for new work before they park. */
+    private static final WaitStrategy IDLE = attempt -> {
+        Thread.onSpinWait();
+        return attempt < 1 << 10;
+    };
+
+    private final int workers;
+    private final long inlineThreshold;
+    private final long minChunk;
+    private final Thread[] threads;
+
+    private final ReentrantLock lock = new ReentrantLock();
+    /** Queue entries; guarded by lock. */
+    private final ArrayDeque<CopySubmission> queue = new ArrayDeque<>();
+    /** Recycled submissions; guarded by lock. */
+    private final ArrayDeque<CopySubmission> pool = new ArrayDeque<>();
+    /** Entries in the queue: written under the lock, read without it by waiting workers (volatile). */
+    private volatile int queued;
+    /** Set once by close(): read by submitters and by waiting workers (volatile). */
+    private volatile boolean closed;
+    /** Treiber stack of parked idle workers: accessed through {@code IDLE_WORKERS}. */
+    private volatile Waiter idleWorkers;
+
+    /**
+     * Starts {@code workers} daemon worker threads named {@code name-i}. Copies of at most
+     * {@code inlineThreshold} bytes run inline; larger ones are split into chunks of at least {@code minChunk}.
+     */
+    public CopyWorkers(int workers, long inlineThreshold, long minChunk, String name) {
+        this.workers = workers;
+        this.inlineThreshold = inlineThreshold;
+        this.minChunk = minChunk;
+        this.threads = new Thread[workers];
+        for (int i = 0; i < workers; i++) {
+            threads[i] = Thread.ofPlatform().daemon().name(name + "-" + i).start(this::workLoop);
+        }
+    }
+
+    /** Copies submitted to any engine whose landing has not been told yet. */
+    public static int copiesInFlight() {
+        return IN_FLIGHT.get();
+    }
+
+    public int workers() {
+        return workers;
+    }
+
+    public long inlineThreshold() {
+        return inlineThreshold;
+    }
+
+    public long minChunk() {
+        return minChunk;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    @Override
+    public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
+                                             CopyLanding landing) {
+        checkOpen();
+        long bytes = dst.byteSize();
+        if (bytes <= inlineThreshold) {
+            MemorySegment.copy(src, 0, dst, 0, bytes);
+            return AsyncContractFulfillment.NONE;
+        }
+        landing.copyHandedOff();
+        target.tieCopy();
+        submitTied(dst, src, null, 0, landing);
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    @Override
+    public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
+                                             PhaseBarrier target, CopyLanding landing) {
+        checkOpen();
+        landing.copyHandedOff();
+        target.tieCopy();
+        submitTied(dst, null, channel, position, landing);
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    /** A submission whose pending arrival is already tied: if the engine closed meanwhile, the copy fails. */
+    private void submitTied(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
+                            CopyLanding landing) {
+        try {
+            submit(dst, src, channel, position, landing);
+        } catch (IllegalStateException closedMeanwhile) {
+            landing.copyLanded(closedMeanwhile);
+            throw closedMeanwhile;
+        }
+    }
+
+    /**
+     * Copies (or reads) asynchronously and then tells {@code landing}; no inline path, no barrier. The caller
+     * must not touch either range before the landing.
+     *
+     * @throws IllegalStateException when the engine is closed
+     */
+    public void submit(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
+                       CopyLanding landing) {
+        Objects.requireNonNull(dst, "dst");
+        Objects.requireNonNull(landing, "landing");
+        long bytes = dst.byteSize();
+        int ways = (int) Math.clamp(bytes / minChunk, 1, workers);
+        long chunk = (bytes + ways - 1) / ways;
+        chunk = Math.max(64, (chunk + 63) & ~63L);          // cache-line aligned chunk boundaries
+        lock.lock();
+        try {
+            checkOpen();
+            CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();
+            IN_FLIGHT.incrementAndGet();
+            if (channel == null) {
+                s.memory(dst, src, chunk, landing);
+            } else {
+                s.file(dst, channel, position, chunk, landing);
+            }
+            int entries = Math.min(s.chunks(), workers);
+            s.referencedBy(entries);
+            for (int i = 0; i < entries; i++) {
+                queue.addLast(s);
+            }
+            queued += entries;
+        } finally {
+            lock.unlock();
+        }
+        if (IDLE_WORKERS.getVolatile(this) != null) {
+            Waiter.signalAll(IDLE_WORKERS, this);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("copy engine is closed: no copy of any size can be submitted to it");
+        }
+    }
+
+    private void workLoop() {
+        for (CopySubmission s; (s = take()) != null; ) {
+            CopyLanding done;
+            try {
+                done = s.work();
+            } catch (Throwable t) {
+                done = null;        // work() records chunk failures itself; nothing else can throw there
+                report(t);
+            }
+            if (done != null) {
+                try {
+                    done.copyLanded(s.failure());
+                } catch (Throwable t) {
+                    report(t);      // a landing must not kill the worker
+                } finally {
+                    IN_FLIGHT.decrementAndGet();
+                    Thread.interrupted();       // whatever the landing did, the next copy starts clean
+                }
+            }
+            if (s.release()) {
+                recycle(s);
+            }
+        }
+    }
+
+    private static void report(Throwable t) {
+        Thread me = Thread.currentThread();
+        me.getUncaughtExceptionHandler().uncaughtException(me, t);
+    }
+
+    /** The next queue entry, or null once the engine is closed and the queue drained. */
+    private CopySubmission take() {
+        for (;;) {
+            lock.lock();
+            try {
+                if (!queue.isEmpty()) {
+                    queued--;
+                    return queue.pollFirst();
+                }
+                if (closed) {
+                    return null;
+                }
+            } finally {
+                lock.unlock();
+            }
+            Waiting.await(this, 0, Deadlines.NO_DEADLINE, false, IDLE, this, null);
+        }
+    }
+
+    /** Idle workers' condition: work is queued, or the engine is closing. */
+    @Override
+    public WaitStatus poll(long token) {
+        return queued > 0 || closed ? WaitStatus.COMPLETE : null;
+    }
+
+    @Override
+    public void enqueue(Waiter waiter) {
+        Waiter.push(IDLE_WORKERS, this, waiter);
+    }
+
+    private void recycle(CopySubmission s) {
+        s.clear();
+        lock.lock();
+        try {
+            pool.push(s);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Stops the workers once every submitted copy has been performed and its landing told, and waits for them,
+     * except when called by one of this engine's own workers (from a landing): then it returns at once and the
+     * workers stop on their own, so that a worker never waits for itself or for a peer that waits for it.
+     */
+    public void close() {
+        lock.lock();
+        try {
+            closed = true;
+        } finally {
+            lock.unlock();
+        }
+        Waiter.signalAll(IDLE_WORKERS, this);
+        Thread me = Thread.currentThread();
+        for (Thread t : threads) {
+            if (t == me) {
+                return;
+            }
+        }
+        boolean interrupted = false;
+        for (Thread t : threads) {
+            while (t.isAlive()) {
+                try {
+                    t.join();
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted) {
+            me.interrupt();
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "copy engine (" + workers + " workers, inline up to " + inlineThreshold + " B, chunks >= " + minChunk
+            + " B" + (closed ? ", closed" : "") + ")";
+    }
+
+    private static final VarHandle IDLE_WORKERS;
+
+    static {
+        try {
+            IDLE_WORKERS = MethodHandles.lookup().findVarHandle(CopyWorkers.class, "idleWorkers", Waiter.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

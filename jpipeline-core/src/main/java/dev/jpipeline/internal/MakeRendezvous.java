@@ -1,0 +1,177 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.Group;
+import dev.jpipeline.PipelineRole;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The collective {@code make_pipeline} of one shared state: every rank states how it makes the pipeline, every
+ * rank checks that all agree, and all get handles on one new {@link StageRing}, or all get the same
+ * {@link IllegalArgumentException}.
+ *
+ * <pre>
+ * make (each rank):   proposals[rank] = what it asks for
+ *                     group.sync()   #1   every proposal is written
+ *                     verdict(all proposals)           the same data, so the same verdict on every rank
+ *                     ok: ring = the ring of this make (the first rank creates it), handle registered
+ *                     group.sync()   #2   every rank has read the proposals and the ring
+ *                     remove proposals[rank]; rank 0 forgets the ring; throw the verdict's exception, if any
+ * </pre>
+ *
+ * Both syncs happen on every path, so a rank with a bad argument (a null role, another shared state, another
+ * count) never strands the others: every rank gets an exception naming the difference. Proposals are removed
+ * only after #2, and a rank writes its next proposal only after removing its own, so consecutive makes on one
+ * state by one group never mix: each completes for all ranks before the next begins. A rank that made on another
+ * shared state is simply missing from this state's proposals.
+ */
+public final class MakeRendezvous {
+
+    private final PipelineSettings settings;
+    private final Map<Integer, Proposal> proposals = new ConcurrentHashMap<>();
+    /** The ring of the make in progress: created under this object's lock after #1, forgotten after #2. */
+    private StageRing ring;
+
+    public MakeRendezvous(PipelineSettings settings) {
+        this.settings = settings;
+    }
+
+    /** What one rank asks for. {@code producers}: the count (BY_COUNT); {@code role}: its role (BY_ROLE). */
+    private record Proposal(StageRing.Kind kind, int groupSize, int producers, PipelineRole role) {
+
+        String describe() {
+            return switch (kind) {
+                case UNIFIED -> "a unified pipeline";
+                case BY_COUNT -> "a pipeline partitioned by count (producer count " + producers + ")";
+                case BY_ROLE -> "a pipeline partitioned by role (role " + role + ")";
+            } + " in a group of " + groupSize;
+        }
+    }
+
+    /** {@code make_pipeline(group, &state)}. */
+    public PipelineHandle makeUnified(Group group) {
+        return make(group, new Proposal(StageRing.Kind.UNIFIED, group.size(), 0, null));
+    }
+
+    /** {@code make_pipeline(group, &state, producerCount)}. */
+    public PipelineHandle makeByCount(Group group, int producerCount) {
+        return make(group, new Proposal(StageRing.Kind.BY_COUNT, group.size(), producerCount, null));
+    }
+
+    /** {@code make_pipeline(group, &state, role)}; {@code role} may be null (then every rank is told). */
+    public PipelineHandle makeByRole(Group group, PipelineRole role) {
+        return make(group, new Proposal(StageRing.Kind.BY_ROLE, group.size(), 0, role));
+    }
+
+    /**
+     * A rank that passed no shared state: it takes part in both syncs, so that its peers fail with a clear
+     * message instead of waiting for it, then fails itself.
+     */
+    public static IllegalArgumentException withoutState(Group group) {
+        group.sync();
+        group.sync();
+        return new IllegalArgumentException("make_pipeline needs a shared state: rank " + group.threadRank()
+            + " passed null (every rank of the group must pass the same PipelineSharedState)");
+    }
+
+    private PipelineHandle make(Group group, Proposal mine) {
+        int rank = group.threadRank();
+        proposals.put(rank, mine);
+        StageHandle handle = null;
+        RuntimeException verdict;
+        try {
+            group.sync();                                           // #1
+            verdict = verdict(mine, rank);
+            if (verdict == null) {
+                handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
+                    : mine.role() == PipelineRole.PRODUCER);
+            }
+        } catch (RuntimeException | Error e) {
+            proposals.remove(rank);
+            throw e;
+        }
+        try {
+            group.sync();                                           // #2
+        } finally {
+            proposals.remove(rank);
+            if (rank == 0) {
+                synchronized (this) {
+                    ring = null;
+                }
+            }
+        }
+        if (verdict != null) {
+            throw verdict;
+        }
+        return handle;
+    }
+
+    private synchronized StageRing ringOfThisMake(Proposal p) {
+        if (ring == null) {
+            int producers = switch (p.kind()) {
+                case UNIFIED -> p.groupSize();
+                case BY_COUNT -> p.producers();
+                case BY_ROLE -> (int) proposals.values().stream().filter(q -> q.role() == PipelineRole.PRODUCER).count();
+            };
+            int consumers = p.kind() == StageRing.Kind.UNIFIED ? p.groupSize() : p.groupSize() - producers;
+            ring = new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
+        }
+        return ring;
+    }
+
+    /** Null when every rank asked for the same pipeline and it is a valid one; else the exception for all. */
+    private IllegalArgumentException verdict(Proposal mine, int myRank) {
+        int n = mine.groupSize();
+        if (n < 1 || n > PhaseBarrier.MAX_PARTIES) {
+            return new IllegalArgumentException("group size must be in 1.." + PhaseBarrier.MAX_PARTIES + ", got " + n);
+        }
+        if (myRank < 0 || myRank >= n) {
+            return new IllegalArgumentException("thread rank must be in 0.." + (n - 1) + ", got " + myRank);
+        }
+        Map<Integer, Proposal> all = new TreeMap<>(proposals);
+        List<String> problems = new ArrayList<>();
+        for (int r = 0; r < n; r++) {
+            if (!all.containsKey(r)) {
+                problems.add("rank " + r + " did not make a pipeline on this shared state (it passed another shared "
+                    + "state, or none)");
+            }
+        }
+        Proposal first = all.values().iterator().next();
+        for (Map.Entry<Integer, Proposal> e : all.entrySet()) {
+            Proposal p = e.getValue();
+            boolean sameKind = p.kind() == first.kind() && p.groupSize() == first.groupSize()
+                && (p.kind() != StageRing.Kind.BY_COUNT || p.producers() == first.producers());
+            if (!sameKind) {
+                problems.add("rank " + all.keySet().iterator().next() + " asked for " + first.describe()
+                    + " but rank " + e.getKey() + " asked for " + p.describe());
+            }
+            if (e.getKey() < 0 || e.getKey() >= p.groupSize()) {
+                problems.add("rank " + e.getKey() + " is outside 0.." + (p.groupSize() - 1));
+            }
+            if (p.kind() == StageRing.Kind.BY_ROLE && p.role() == null) {
+                problems.add("rank " + e.getKey() + " passed a null role");
+            }
+        }
+        if (problems.isEmpty()) {
+            int producers = switch (first.kind()) {
+                case UNIFIED -> -1;
+                case BY_COUNT -> first.producers();
+                case BY_ROLE -> (int) all.values().stream().filter(q -> q.role() == PipelineRole.PRODUCER).count();
+            };
+            if (producers != -1 && (producers < 1 || producers > n - 1)) {
+                String what = first.kind() == StageRing.Kind.BY_COUNT ? "the producer count"
+                    : "the number of threads with role PRODUCER";
+                problems.add("a partitioned pipeline needs 1.." + (n - 1) + " producers in a group of " + n
+                    + " (at least one producer and one consumer); " + what + " is " + producers);
+            }
+        }
+        if (problems.isEmpty()) {
+            return null;
+        }
+        return new IllegalArgumentException("every thread of the group must make the pipeline the same way, with "
+            + "valid arguments: " + String.join("; ", problems));
+    }
+}

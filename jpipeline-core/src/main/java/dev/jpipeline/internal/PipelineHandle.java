@@ -1,0 +1,67 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.ThreadScope;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * One thread's handle on a pipeline, as the engine implements it: the public {@code Pipeline} delegates every
+ * operation here. {@link StageHandle} implements block-, device- and system-scope pipelines over a
+ * {@link StageRing}; {@link ThreadHandle} implements thread scope. The contracts are those of {@code Pipeline}.
+ */
+public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
+
+    /** The thread that made the handle: the only one allowed to use it. Compared on every operation. */
+    final Thread owner = Thread.currentThread();
+
+    PipelineHandle() {
+    }
+
+    public abstract void producerAcquire();
+
+    public abstract void producerAcquireInterruptibly() throws InterruptedException;
+
+    public abstract void producerCommit();
+
+    public abstract void consumerWait();
+
+    public abstract void consumerWaitInterruptibly() throws InterruptedException;
+
+    public abstract boolean consumerWaitFor(Duration timeout);
+
+    public abstract boolean consumerWaitUntil(Instant deadline);
+
+    public abstract void consumerRelease();
+
+    public abstract boolean quit();
+
+    public abstract boolean isActive();
+
+    public abstract ThreadScope scope();
+
+    /** This thread's part of a {@code memcpy_async} into the head stage; the arguments are validated. */
+    public abstract AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src);
+
+    /** Like {@link #copy}, for a positional read of {@code dst.byteSize()} bytes of a file. */
+    public abstract AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position);
+
+    /**
+     * The owner check of every operation: one comparison on the fast path.
+     *
+     * @throws IllegalStateException when the caller is not the owner
+     */
+    final void checkOwner(String op) {
+        if (Thread.currentThread() != owner) {
+            throw foreignThread(op);
+        }
+    }
+
+    private IllegalStateException foreignThread(String op) {
+        return new IllegalStateException(op + " on a pipeline handle of another thread: the handle belongs to thread '"
+            + owner.getName() + "', which made it, and was used by thread '" + Thread.currentThread().getName()
+            + "' (each thread makes and uses its own handle)");
+    }
+}

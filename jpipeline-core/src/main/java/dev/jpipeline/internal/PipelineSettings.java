@@ -1,0 +1,18 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.ThreadScope;
+import dev.jpipeline.WaitStrategy;
+
+/**
+ * What a {@code PipelineSharedState} tells the engine about the pipelines made on it.
+ *
+ * @param scope             the scope (never THREAD)
+ * @param stageCount        stages, 1..255
+ * @param strategy          how threads wait for stages
+ * @param copies            where {@code memcpyAsync} copies run
+ * @param trace             where events go, or null when the pipelines are not traced
+ * @param hangPatienceNanos how long a hang must persist before it is reported; 0: never
+ */
+public record PipelineSettings(ThreadScope scope, int stageCount, WaitStrategy strategy, CopyService copies,
+                               TraceSink trace, long hangPatienceNanos) {
+}

@@ -1,0 +1,478 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.StageFailedException;
+import dev.jpipeline.ThreadScope;
+import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.trace.StageOperation;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.channels.FileChannel;
+import java.time.Duration;
+import java.time.Instant;
+
+/**
+ * A block-, device- or system-scope pipeline handle: one per participating thread, over a {@link StageRing}.
+ *
+ * <pre>
+ * Algorithm (libcu++'s, with round counters in place of parity bits)
+ *
+ *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free)
+ *   memcpyAsync     : small: copy inline; large: produced[head].tieCopy(), the copy lands with copyLanded()
+ *   producerCommit  : arrive produced[head]; head++ (wrap: head = 0, headRound++)
+ *   consumerWait    : wait produced[tail] until phase tailRound completed; its failure record, if any, throws
+ *   consumerRelease : arrive consumed[tail]; tail++ (wrap: tail = 0, tailRound++)
+ *   quit            : for every stage s, drop this thread from produced[s] from the round of its next commit
+ *                     there, and from consumed[s] from the round of its next release there
+ *
+ * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
+ * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
+ * off the fast path: the hang detector reads what a stalled handle waits for (volatile), and abandons a handle
+ * whose thread has ended, reading its cursors after Thread.isAlive() returned false (thread termination
+ * happens-before that) and claiming it with a CAS on `active`, as quit() does.
+ * </pre>
+ */
+final class StageHandle extends PipelineHandle implements HangDetector.Participant, StallWatch, WaitSite {
+
+    /** What this thread may do: a partitioned pipeline's producer or consumer, or a unified thread (both). */
+    private enum Side {
+        PRODUCER, CONSUMER, BOTH;
+
+        boolean produces() {
+            return this != CONSUMER;
+        }
+
+        boolean consumes() {
+            return this != PRODUCER;
+        }
+
+        String label() {
+            return this == BOTH ? "unified" : name().toLowerCase(java.util.Locale.ROOT);
+        }
+    }
+
+    private final StageRing ring;
+    private final PhaseBarrier[] produced;
+    private final PhaseBarrier[] consumed;
+    private final int stages;
+    private final int rank;
+    private final WaitStrategy strategy;
+    private final CopyService copies;
+    /** This handle's trace lane, or null when the pipeline is not traced (one null check per operation). */
+    private final TraceLane trace;
+    /** Traced pipelines only: per stage, the landing that records a copy before it arrives; created lazily. */
+    private TracedLanding[] tracedLandings;
+    /** Fixed at creation, or (count partition) by the first operation: null until then. */
+    private Side side;
+
+    private int head;
+    private int headRound;
+    private int tail;
+    private int tailRound;
+    private boolean acquired;
+    private boolean waited;
+    /** Owner-written; CAS by quit() and abandon() so that exactly one of them leaves; read by the detector. */
+    private volatile boolean active = true;
+    /** The misuse exception this handle last threw, until its next operation (the hang detector reads it). */
+    private volatile Throwable fault;
+    /** What the owner waits for while a wait of its has stalled, else null (the hang detector reads it). */
+    private volatile String stalledIn;
+    /** The barrier of the owner's latest wait that did not return at once: written on the slow path only. */
+    private volatile PhaseBarrier waitingOn;
+
+    /**
+     * @param producer for a role partition, whether this thread produces; null for unified and count partitions
+     */
+    StageHandle(StageRing ring, int rank, Boolean producer) {
+        this.ring = ring;
+        this.produced = ring.produced;
+        this.consumed = ring.consumed;
+        this.stages = produced.length;
+        this.rank = rank;
+        this.strategy = ring.settings.strategy();
+        this.copies = ring.settings.copies();
+        this.side = switch (ring.kind) {
+            case UNIFIED -> Side.BOTH;
+            case BY_COUNT -> null;
+            case BY_ROLE -> producer ? Side.PRODUCER : Side.CONSUMER;
+        };
+        TraceSink sink = ring.settings.trace();
+        this.trace = sink == null ? null : sink.lane(owner.getName(), rank, side == null ? "partitioned" : side.label());
+        if (ring.detector != null) {
+            ring.detector.register(this);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Producer side
+
+    @Override
+    public void producerAcquire() {
+        acquire(false);
+    }
+
+    @Override
+    public void producerAcquireInterruptibly() throws InterruptedException {
+        if (acquire(true) == WaitStatus.INTERRUPTED) {
+            throw new InterruptedException("interrupted in producer_acquire: " + who() + " at stage " + head);
+        }
+    }
+
+    private WaitStatus acquire(boolean interruptible) {
+        enter("producer_acquire", Side.PRODUCER);
+        if (acquired) {
+            return WaitStatus.COMPLETE;
+        }
+        if (side == Side.BOTH && committed() - released() >= stages) {
+            throw misuse("producer_acquire would wait forever: " + who() + " has committed " + stages
+                + " batches it has not released itself, and stage " + head + " cannot be free before it releases "
+                + "them (at most " + stages + " stages ahead)");
+        }
+        long start = trace == null ? 0 : trace.now();
+        if (headRound > 0) {
+            WaitStatus status = await(consumed[head], headRound - 1, Deadlines.NO_DEADLINE, interruptible);
+            if (status == WaitStatus.ABANDONED) {
+                throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
+                    + "release stage " + head + " (batch " + (committed() - stages) + "); " + who()
+                    + ring.departures());
+            }
+            if (status != WaitStatus.COMPLETE) {
+                return status;
+            }
+        }
+        acquired = true;
+        if (trace != null) {
+            trace.record(StageOperation.ACQUIRE, start, head, committed());
+        }
+        return WaitStatus.COMPLETE;
+    }
+
+    @Override
+    public void producerCommit() {
+        enter("producer_commit", Side.PRODUCER);
+        if (!acquired) {
+            throw misuse("producer_commit without producer_acquire: " + who() + " has not acquired stage " + head
+                + " (batch " + committed() + ")");
+        }
+        acquired = false;
+        if (trace != null) {
+            trace.record(StageOperation.COMMIT, trace.now(), head, committed());
+        }
+        produced[head].arrive(1);       // the phase also waits for this stage's tied copies to land
+        if (++head == stages) {
+            head = 0;
+            headRound++;
+        }
+    }
+
+    @Override
+    public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
+        enterCopy("memcpy_async");
+        long start = trace == null ? 0 : trace.now();
+        AsyncContractFulfillment done = copies.copyInto(dst, src, produced[head], landing(start));
+        if (trace != null && done == AsyncContractFulfillment.NONE) {
+            trace.record(StageOperation.COPY, start, head, committed());
+        }
+        return done;
+    }
+
+    @Override
+    public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
+        enterCopy("memcpy_async (file)");
+        return copies.readInto(dst, channel, position, produced[head], landing(trace == null ? 0 : trace.now()));
+    }
+
+    private void enterCopy(String op) {
+        enter(op, Side.PRODUCER);
+        if (!acquired) {
+            throw misuse(op + " into a stage that is not acquired: " + who() + " must call producer_acquire "
+                + "before copying into stage " + head);
+        }
+    }
+
+    /** Where a copy into the head stage lands: the stage's barrier, through a recorder when traced. */
+    private CopyLanding landing(long start) {
+        if (trace == null) {
+            return produced[head];
+        }
+        if (tracedLandings == null) {
+            tracedLandings = new TracedLanding[stages];
+        }
+        TracedLanding l = tracedLandings[head];
+        if (l == null) {
+            l = tracedLandings[head] = new TracedLanding(trace, produced[head], head);
+        }
+        l.batch(committed(), start);
+        return l;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Consumer side
+
+    @Override
+    public void consumerWait() {
+        waitForTail("consumer_wait", Deadlines.NO_DEADLINE, false);
+    }
+
+    @Override
+    public void consumerWaitInterruptibly() throws InterruptedException {
+        if (waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
+            throw new InterruptedException("interrupted in consumer_wait: " + who() + " at stage " + tail);
+        }
+    }
+
+    @Override
+    public boolean consumerWaitFor(Duration timeout) {
+        return waitForTail("consumer_wait_for", Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
+    }
+
+    @Override
+    public boolean consumerWaitUntil(Instant deadline) {
+        return waitForTail("consumer_wait_until", Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
+    }
+
+    private WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
+        enter(op, Side.CONSUMER);
+        if (waited) {
+            return WaitStatus.COMPLETE;
+        }
+        if (side == Side.BOTH && released() == committed()) {
+            throw misuse(op + " would wait forever: " + who() + " waits for batch " + released() + " in stage "
+                + tail + ", which it has not committed itself (a unified thread commits every batch it waits for)");
+        }
+        long start = trace == null ? 0 : trace.now();
+        WaitStatus status = await(produced[tail], tailRound, deadline, interruptible);
+        if (status == WaitStatus.ABANDONED) {
+            throw new IllegalStateException(op + " can never return: no producer is left to commit stage " + tail
+                + " (batch " + released() + "); " + who() + ring.departures());
+        }
+        if (status != WaitStatus.COMPLETE) {
+            return status;
+        }
+        waited = true;
+        if (trace != null) {
+            trace.record(StageOperation.WAIT, start, tail, released());
+        }
+        Throwable failure = produced[tail].failureOf(tailRound);
+        if (failure != null) {
+            throw new StageFailedException(tail, released(), failure);
+        }
+        return status;
+    }
+
+    @Override
+    public void consumerRelease() {
+        enter("consumer_release", Side.CONSUMER);
+        if (!waited) {
+            throw misuse("consumer_release without a completed consumer_wait: " + who() + " has not waited for "
+                + "stage " + tail + " (batch " + released() + ")");
+        }
+        waited = false;
+        if (trace != null) {
+            trace.record(StageOperation.RELEASE, trace.now(), tail, released());
+        }
+        consumed[tail].arrive(1);
+        if (++tail == stages) {
+            tail = 0;
+            tailRound++;
+        }
+    }
+
+    /** Waits for a stage barrier's phase in the one wait routine, watched by the hang detector when it is on. */
+    private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
+        if (barrier.isComplete(round)) {
+            return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
+        }
+        waitingOn = barrier;
+        return barrier.await(round, deadline, interruptible, strategy, this, ring.detector == null ? null : this);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Leaving
+
+    @Override
+    public boolean quit() {
+        checkOwner("quit");
+        if (!active || !ACTIVE.compareAndSet(this, true, false)) {
+            return false;
+        }
+        return leave();
+    }
+
+    /** Drops this handle's future arrivals (and, if it never took a side, settles its side). */
+    private boolean leave() {
+        Side leaving = side;
+        if (leaving == null) {
+            ring.drop(ring.sides.quitUndecided());
+        }
+        for (int s = 0; s < stages && leaving != null; s++) {
+            if (leaving.produces()) {
+                produced[s].dropFromRound(s < head ? headRound + 1 : headRound);
+            }
+            if (leaving.consumes()) {
+                consumed[s].dropFromRound(s < tail ? tailRound + 1 : tailRound);
+            }
+        }
+        return ring.releaseOwner();
+    }
+
+    @Override
+    public boolean isActive() {
+        return active;
+    }
+
+    @Override
+    public ThreadScope scope() {
+        return ring.settings.scope();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Rule checks
+
+    /** Checks that the owner may perform {@code op}, which belongs to {@code needed}'s side. */
+    private void enter(String op, Side needed) {
+        checkOwner(op);
+        if (fault != null) {
+            fault = null;               // used again: no longer idle after a misuse exception
+        }
+        if (!active) {
+            throw misuse(op + " after quit: " + who() + " has left the pipeline");
+        }
+        if (side == null) {
+            claimSide(needed == Side.PRODUCER);
+        }
+        boolean allowed = needed == Side.PRODUCER ? side.produces() : side.consumes();
+        if (!allowed) {
+            throw misuse(op + " is a " + needed.label() + " operation, but " + who() + " is a " + side.label()
+                + " (stage " + (needed == Side.PRODUCER ? head : tail) + ")");
+        }
+    }
+
+    private void claimSide(boolean producer) {
+        SideLedger.Drops settled;
+        try {
+            settled = ring.sides.claim(producer, rank, ring.groupSize);
+        } catch (IllegalStateException tooMany) {
+            fault = tooMany;
+            throw tooMany;
+        }
+        side = producer ? Side.PRODUCER : Side.CONSUMER;
+        ring.drop(settled);
+    }
+
+    /** A misuse exception, remembered for the hang detector until the handle's next operation. */
+    private IllegalStateException misuse(String message) {
+        IllegalStateException e = new IllegalStateException(message);
+        fault = e;
+        return e;
+    }
+
+    private long committed() {
+        return (long) headRound * stages + head;
+    }
+
+    private long released() {
+        return (long) tailRound * stages + tail;
+    }
+
+    private String who() {
+        return "rank " + rank + " (" + (side == null ? "role not yet taken" : side.label()) + ")";
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // The hang detector's view (other threads)
+
+    @Override
+    public Thread thread() {
+        return owner;
+    }
+
+    @Override
+    public boolean isGone() {
+        return !active;
+    }
+
+    @Override
+    public String stalledIn() {
+        return stalledIn;
+    }
+
+    @Override
+    public Throwable fault() {
+        return fault;
+    }
+
+    @Override
+    public String name() {
+        return who() + " on thread '" + owner.getName() + "'";
+    }
+
+    /**
+     * The owner's thread has ended without quit: quit on its behalf. A stage it acquired and did not commit fails
+     * (its data may be partial), so that its consumers get a StageFailedException instead of the stage.
+     */
+    @Override
+    public void abandon() {
+        if (!ACTIVE.compareAndSet(this, true, false)) {
+            return;
+        }
+        String note = who() + "'s thread '" + owner.getName() + "' ended without quit()";
+        if (acquired) {
+            produced[head].recordFailure(headRound, new IllegalStateException("producer " + who() + "'s thread '"
+                + owner.getName() + "' ended after acquiring stage " + head + " (batch " + committed()
+                + ") without committing it"));
+        }
+        ring.departed(note);
+        leave();
+    }
+
+    @Override
+    public long patienceNanos() {
+        return ring.detector.patienceNanos();
+    }
+
+    @Override
+    public void stalled(Object site) {
+        stalledIn = describeWait().substring(who().length() + 1);
+        String report = ring.detector.check();
+        if (report != null) {
+            throw new IllegalStateException(report);
+        }
+    }
+
+    @Override
+    public void resumed() {
+        stalledIn = null;
+    }
+
+    /** What the owner waits for (read by other threads while it waits: hang reports). */
+    @Override
+    public String describeWait() {
+        PhaseBarrier on = waitingOn;
+        boolean acquiring = false;
+        for (PhaseBarrier c : consumed) {
+            acquiring |= c == on;
+        }
+        return who() + (acquiring
+            ? " waits in producer_acquire for stage " + head + " (batch " + committed() + "): consumed barrier at "
+            : " waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at ")
+            + on + " (" + ring.producerCount + " producers, " + ring.consumerCount + " consumers)";
+    }
+
+    @Override
+    public String toString() {
+        return "Pipeline[" + scope() + ", " + who() + ", head " + head + ", tail " + tail + (active ? "" : ", quit")
+            + "]";
+    }
+
+    private static final VarHandle ACTIVE;
+
+    static {
+        try {
+            ACTIVE = MethodHandles.lookup().findVarHandle(StageHandle.class, "active", boolean.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+}

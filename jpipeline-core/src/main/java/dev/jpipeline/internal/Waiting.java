@@ -1,0 +1,148 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.WaitStrategy;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * The one wait routine of jpipeline: stage barriers, {@code Barrier}, thread-scope batches and the copy engine's
+ * idle workers all wait here, so that every wait honours deadlines and interrupts the same way, every park is
+ * seen by the thread's {@link ParkListener} (the SIMT runtime), and every long wait by its {@link StallWatch}
+ * (the hang detector).
+ *
+ * <pre>
+ * Algorithm
+ *
+ *   poll                               the fast path: a met condition returns at once, nothing else is touched
+ *   idle phase (platform threads)      strategy.idle(attempt) spins or yields while it returns true, polling after
+ *                                      each; the clock is read only every 256 attempts (deadline, interrupt, stall)
+ *   park phase                         push a Waiter, poll again (no lost wake-up, see Waiter), tell the listener,
+ *                                      park until signalled, the deadline, or the next stall check
+ * </pre>
+ *
+ * Interrupts: an interruptible wait returns {@link WaitStatus#INTERRUPTED} (status cleared); an uninterruptible
+ * wait remembers the interrupt and re-asserts it before returning. Stall checks: with a watch, the wait calls
+ * {@link StallWatch#stalled} a quarter of the watch's patience after it began, then every quarter; the first
+ * clock read happens only after 256 unsuccessful attempts, so that short waits never read the clock.
+ */
+public final class Waiting {
+
+    /** Attempts between two reads of the clock in the idle phase. */
+    private static final int CLOCK_EVERY = 1 << 8;
+
+    private Waiting() {
+    }
+
+    /**
+     * Waits until {@code waitable}'s condition {@code token} is met.
+     *
+     * @param deadline      a {@link System#nanoTime()} deadline, {@link Deadlines#NO_DEADLINE} or
+     *                      {@link Deadlines#POLL_ONCE}
+     * @param interruptible whether an interrupt ends the wait
+     * @param strategy      how a platform thread idles before it parks
+     * @param site          what a {@link ParkListener} and a hang report are told the thread waits in
+     * @param watch         the hang detector's hook, or null
+     */
+    public static WaitStatus await(Waitable waitable, long token, long deadline, boolean interruptible,
+                                   WaitStrategy strategy, Object site, StallWatch watch) {
+        WaitStatus status = waitable.poll(token);
+        if (status != null) {
+            return status;
+        }
+        if (deadline == Deadlines.POLL_ONCE) {
+            return WaitStatus.TIMED_OUT;
+        }
+        return slow(waitable, token, deadline, interruptible, strategy, site, watch);
+    }
+
+    /** Everything after the first poll: kept out of {@link #await} so that the fast path stays small. */
+    private static WaitStatus slow(Waitable waitable, long token, long deadline, boolean interruptible,
+                                   WaitStrategy strategy, Object site, StallWatch watch) {
+        Thread me = Thread.currentThread();
+        boolean parking = me.isVirtual();       // a virtual thread never holds its carrier
+        ParkListener listener = parking ? ParkListener.current() : null;
+        long nextCheck = 0;                     // when the next stall check is due; 0 until the clock was read
+        boolean stalled = false;
+        boolean interrupted = false;
+        Waiter node = null;
+        try {
+            for (int attempt = 0; ; ) {
+                WaitStatus status;
+                if (!parking) {
+                    if (!strategy.idle(attempt)) {
+                        parking = true;
+                        listener = ParkListener.current();
+                        continue;
+                    }
+                    status = waitable.poll(token);
+                    if (status != null) {
+                        return status;
+                    }
+                    boolean clockDue = (attempt & (CLOCK_EVERY - 1)) == CLOCK_EVERY - 1;
+                    attempt = attempt == Integer.MAX_VALUE ? attempt : attempt + 1;
+                    if (!clockDue) {
+                        continue;
+                    }
+                } else {
+                    node = new Waiter(me);
+                    waitable.enqueue(node);
+                    status = waitable.poll(token);
+                    if (status != null) {
+                        return status;
+                    }
+                }
+                // The clock: interrupts, the deadline, stall checks.
+                if (Thread.interrupted()) {
+                    if (interruptible) {
+                        return WaitStatus.INTERRUPTED;
+                    }
+                    interrupted = true;
+                }
+                long now = deadline == Deadlines.NO_DEADLINE && watch == null ? 0 : System.nanoTime();
+                if (Deadlines.passed(deadline, now)) {
+                    return WaitStatus.TIMED_OUT;
+                }
+                if (watch != null) {
+                    long quarter = Math.max(1, watch.patienceNanos() / 4);
+                    if (nextCheck == 0) {
+                        nextCheck = now + quarter;
+                    } else if (now - nextCheck >= 0) {
+                        nextCheck = now + quarter;
+                        stalled = true;
+                        watch.stalled(site);        // may throw a hang report
+                    }
+                }
+                if (!parking) {
+                    continue;
+                }
+                long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)
+                    ? nextCheck : deadline;
+                if (listener != null) {
+                    listener.parking(site);
+                }
+                if (limit == Deadlines.NO_DEADLINE) {
+                    LockSupport.park(waitable);
+                } else {
+                    LockSupport.parkNanos(waitable, limit - System.nanoTime());
+                }
+                node.thread = null;             // a later signal need not unpark this node
+                if (listener != null) {
+                    listener.unparked();        // may throw (an aborted kernel launch)
+                }
+                status = waitable.poll(token);
+                if (status != null) {
+                    return status;
+                }
+            }
+        } finally {
+            if (node != null) {
+                node.thread = null;             // also when a listener or a watch ends the wait by throwing
+            }
+            if (stalled) {
+                watch.resumed();
+            }
+            if (interrupted) {
+                me.interrupt();
+            }
+        }
+    }
+}
