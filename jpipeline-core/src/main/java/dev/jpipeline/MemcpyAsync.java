@@ -135,6 +135,7 @@ public final class MemcpyAsync {
         long from = shareStart(group, bytes, alignment);
         long length = shareEnd(group, bytes, alignment) - from;
         PhaseBarrier phases = barrier.phases();
+        phases.checkNotCompleting("memcpy_async");
         return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases);
     }
 

@@ -225,6 +225,19 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     }
 
     /**
+     * Refuses {@code op} when the caller is running this barrier's completion action, whatever the copy's size
+     * (an inline copy would not hang, a handed-off one would: the outcome must not depend on the size).
+     *
+     * @throws IllegalStateException when the caller is running this barrier's completion action
+     */
+    public void checkNotCompleting(String op) {
+        if (completer == Thread.currentThread()) {
+            throw new IllegalStateException(op + " from a barrier's completion action into the barrier it is "
+                + "completing (phase " + phase() + "): the phase has all its arrivals and cannot wait for a copy");
+        }
+    }
+
+    /**
      * A copy tied by {@link #tieCopy()} has landed, or failed: records the failure (if any) for the current phase,
      * then makes the copy's pending arrival.
      */

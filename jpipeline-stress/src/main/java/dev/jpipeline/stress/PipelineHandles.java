@@ -1,41 +1,32 @@
 package dev.jpipeline.stress;
 
-import dev.jpipeline.Group;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.ThreadTeam;
 
 /**
- * A one-producer, one-consumer block-scope pipeline whose two handles are made up front by one thread (the
- * jcstress state constructor) and then used by two actor threads. Making both handles from one thread is
- * legal here because the group's {@code sync()} has nothing to wait for once rank 0 has made its handle.
+ * A one-producer, one-consumer block-scope pipeline for a jcstress state: each actor makes its own handle on its
+ * own thread (a handle belongs to the thread that made it), through a real two-thread group, so the make is
+ * collective as in production; the races the tests look at come after it.
  */
 final class PipelineHandles {
 
-    final Pipeline producer;
-    final Pipeline consumer;
+    private final PipelineSharedState state;
+    private final ThreadTeam team = ThreadTeam.ofPlatform(2);
 
     PipelineHandles(int stages) {
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, stages);
-        producer = Pipeline.make(rank(0), state, 1);
-        consumer = Pipeline.make(rank(1), state, 1);
+        state = PipelineSharedState.builder(ThreadScope.BLOCK, stages).detectDeadlocks(java.time.Duration.ZERO)
+            .build();
     }
 
-    private static Group rank(int rank) {
-        return new Group() {
-            @Override
-            public int size() {
-                return 2;
-            }
+    /** The producer's handle, made by the calling actor (rank 0). */
+    Pipeline producer() {
+        return Pipeline.make(team.member(0), state, 1);
+    }
 
-            @Override
-            public int threadRank() {
-                return rank;
-            }
-
-            @Override
-            public void sync() {
-            }
-        };
+    /** The consumer's handle, made by the calling actor (rank 1). */
+    Pipeline consumer() {
+        return Pipeline.make(team.member(1), state, 1);
     }
 }
