@@ -1,50 +1,44 @@
 package dev.jpipeline;
 
-/** The constants of {@link WaitStrategy}: named, so that they print and compare as their names. */
-enum BuiltInWaitStrategy implements WaitStrategy {
-    BUSY_SPIN {
-        @Override
-        public boolean idle(int attempt) {
+/**
+ * The built-in strategies: spin a number of times, then yield a number of times, then park. One class for all of
+ * them, so that the wait routine's call to {@link #idle(int)} stays monomorphic unless a user plugs in their own.
+ */
+final class BuiltInWaitStrategy implements WaitStrategy {
+
+    /** Idles never end in a park: the strategy checks until the condition holds or the deadline passes. */
+    static final int FOREVER = Integer.MAX_VALUE;
+
+    private final String name;
+    private final int spins;
+    /** The attempt from which the strategy parks: spins + yields, saturated. */
+    private final int parkFrom;
+
+    BuiltInWaitStrategy(String name, int spins, int yields) {
+        if (spins < 0 || yields < 0) {
+            throw new IllegalArgumentException("a wait strategy needs spins >= 0 and yields >= 0, got " + spins
+                + " spins and " + yields + " yields");
+        }
+        this.name = name;
+        this.spins = spins;
+        this.parkFrom = (int) Math.min(FOREVER, (long) spins + yields);
+    }
+
+    @Override
+    public boolean idle(int attempt) {
+        if (attempt < spins) {
             Thread.onSpinWait();
             return true;
         }
-    },
-    YIELDING {
-        @Override
-        public boolean idle(int attempt) {
-            if (attempt < SPINS_BEFORE_YIELDING) {
-                Thread.onSpinWait();
-            } else {
-                Thread.yield();
-            }
+        if (attempt < parkFrom || parkFrom == FOREVER) {
+            Thread.yield();
             return true;
         }
-    },
-    ADAPTIVE {
-        @Override
-        public boolean idle(int attempt) {
-            if (attempt < ADAPTIVE_SPINS) {
-                Thread.onSpinWait();
-                return true;
-            }
-            if (attempt < ADAPTIVE_SPINS + ADAPTIVE_YIELDS) {
-                Thread.yield();
-                return true;
-            }
-            return false;
-        }
-    },
-    BLOCKING {
-        @Override
-        public boolean idle(int attempt) {
-            return false;
-        }
-    };
+        return false;
+    }
 
-    /** YIELDING spins this often before its first yield: a peer that is about to arrive costs no system call. */
-    private static final int SPINS_BEFORE_YIELDING = 1 << 7;
-    /** ADAPTIVE spins about 5-20 us (one onSpinWait is 10-40 ns), covering a cross-core hand-off many times. */
-    private static final int ADAPTIVE_SPINS = 1 << 9;
-    /** ...then yields this often, giving a descheduled peer the core, before it parks. */
-    private static final int ADAPTIVE_YIELDS = 1 << 6;
+    @Override
+    public String toString() {
+        return name;
+    }
 }

@@ -29,17 +29,27 @@ package dev.jpipeline;
 public interface WaitStrategy {
 
     /** Spins with {@link Thread#onSpinWait()} until the condition is met (or the time limit passes). */
-    WaitStrategy BUSY_SPIN = BuiltInWaitStrategy.BUSY_SPIN;
-    /** Spins briefly, then calls {@link Thread#yield()} until the condition is met. */
-    WaitStrategy YIELDING = BuiltInWaitStrategy.YIELDING;
+    WaitStrategy BUSY_SPIN = new BuiltInWaitStrategy("BUSY_SPIN", BuiltInWaitStrategy.FOREVER, 0);
+    /** Spins briefly (128 times), then calls {@link Thread#yield()} until the condition is met. */
+    WaitStrategy YIELDING = new BuiltInWaitStrategy("YIELDING", 1 << 7, BuiltInWaitStrategy.FOREVER);
     /**
-     * Spins for a few microseconds, yields a few times, then parks until the arrival that meets the condition
-     * wakes it. The spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per park on a
-     * 2-core machine).
+     * Spins for a few microseconds (512 times), yields 64 times, then parks until the arrival that meets the
+     * condition wakes it. The spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per
+     * park on a 2-core machine).
      */
-    WaitStrategy ADAPTIVE = BuiltInWaitStrategy.ADAPTIVE;
+    WaitStrategy ADAPTIVE = new BuiltInWaitStrategy("ADAPTIVE", 1 << 9, 1 << 6);
     /** Parks at once until the arrival that meets the condition wakes it. */
-    WaitStrategy BLOCKING = BuiltInWaitStrategy.BLOCKING;
+    WaitStrategy BLOCKING = new BuiltInWaitStrategy("BLOCKING", 0, 0);
+
+    /**
+     * A strategy that spins {@code spins} times ({@link Thread#onSpinWait()}), then yields {@code yields} times,
+     * then parks; {@link Integer#MAX_VALUE} yields never park.
+     *
+     * @throws IllegalArgumentException when a count is negative
+     */
+    static WaitStrategy spinYieldPark(int spins, int yields) {
+        return new BuiltInWaitStrategy("spinYieldPark(" + spins + ", " + yields + ")", spins, yields);
+    }
 
     /**
      * Idles once after the condition was found unmet for the {@code attempt}-th time (counted from 0; it saturates

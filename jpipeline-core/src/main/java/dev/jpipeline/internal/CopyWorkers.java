@@ -39,10 +39,7 @@ public final class CopyWorkers implements CopyService, Waitable {
     /** Copies submitted to any engine and not landed yet: a copy in flight is progress for hang detectors. */
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
     /** Idle workers spin about 10-40 us for new work before they park. */
-    private static final WaitStrategy IDLE = attempt -> {
-        Thread.onSpinWait();
-        return attempt < 1 << 10;
-    };
+    private static final WaitStrategy IDLE = WaitStrategy.spinYieldPark(1 << 10, 0);
 
     private final int workers;
     private final long inlineThreshold;

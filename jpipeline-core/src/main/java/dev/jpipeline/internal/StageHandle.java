@@ -78,8 +78,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private volatile Throwable fault;
     /** What the owner waits for while a wait of its has stalled, else null (the hang detector reads it). */
     private volatile String stalledIn;
-    /** The barrier of the owner's latest wait that did not return at once: written on the slow path only. */
-    private volatile PhaseBarrier waitingOn;
+    /**
+     * The barrier of the owner's latest wait that did not return at once: written on the slow path only, plain
+     * (a hang report that reads it racily reads a whole reference, never a torn one; no fence on the wait path).
+     */
+    private PhaseBarrier waitingOn;
 
     /**
      * @param producer for a role partition, whether this thread produces; null for unified and count partitions
