@@ -1,10 +1,10 @@
 package dev.jpipeline;
 
 import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.internal.TraceLane;
 import dev.jpipeline.internal.WaitSite;
 import dev.jpipeline.internal.WaitStatus;
 import dev.jpipeline.trace.StageOperation;
-import dev.jpipeline.trace.TraceBuffer;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.time.Duration;
@@ -56,7 +56,7 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
     private final long spins;
     private final long yields;
     /** This handle's trace, or null when the pipeline is not traced (one null check per operation). */
-    private final TraceBuffer trace;
+    private final TraceLane trace;
     /** Per stage: this handle's asynchronous copies; created on the first asynchronous copy into the stage. */
     private StageCopies[] copies;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
@@ -87,7 +87,7 @@ final class SharedStatePipeline extends Pipeline implements WaitSite {
         this.spins = ring.waitStrategy.spins();
         this.yields = ring.waitStrategy.yields();
         this.trace = ring.tracer == null ? null
-            : ring.tracer.buffer(owner.getName(), rank, side == null ? "partitioned" : side.label());
+            : ring.tracer.lane(owner.getName(), rank, side == null ? "partitioned" : side.label());
         if (ring.detector != null) {
             ring.detector.register(rank, owner);
         }

@@ -1,7 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.trace.TraceBuffer;
+import dev.jpipeline.internal.TraceLane;
 
 /**
  * One producer's asynchronous copies into one stage of a shared pipeline, tied to the stage's {@code produced}
@@ -18,13 +18,13 @@ final class StageCopies extends PendingCopies {
     private final int stage;
     private final PhaseBarrier produced;
     /** The owner's trace, or null. */
-    private final TraceBuffer trace;
+    private final TraceLane trace;
     /** The round of the open batch: written by the owner before it submits copies (published by the engine). */
     private int round;
     /** When the open batch's first copy was submitted (trace clock), written like round. */
     private long copyStart;
 
-    StageCopies(StageRing ring, int stage, TraceBuffer trace) {
+    StageCopies(StageRing ring, int stage, TraceLane trace) {
         this.ring = ring;
         this.stage = stage;
         this.produced = ring.produced[stage];

@@ -36,7 +36,7 @@ final class StageRing {
     /** Where this pipeline's asynchronous copies run. */
     final dev.jpipeline.copy.CopyEngine copyEngine;
     /** Records the pipeline's operations, or null. */
-    final dev.jpipeline.trace.Tracer tracer;
+    final dev.jpipeline.internal.TraceSink tracer;
     /**
      * Per stage: the latest failed copy, with its round. Written before the failing batch's produced arrival,
      * read by consumers after their wait completes, so a failure is seen exactly by the wait for its round.

@@ -1,5 +1,7 @@
 package dev.jpipeline.trace;
 
+import dev.jpipeline.internal.TraceLane;
+import dev.jpipeline.internal.TraceSink;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -7,9 +9,15 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 
 /**
  * Records what the threads of a pipeline do, stage by stage: every acquire and wait (with how long it waited),
@@ -17,54 +25,152 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * without a tracer pay nothing but a null check per operation. No CUDA counterpart (Nsight Systems plays this
  * role on a GPU).
  *
- * <p>Each pipeline handle appends to a buffer of its own, without locks; copies, which land on copy-engine
- * threads, go to a lock-free queue. Read the events ({@link #events()}) or export them
- * ({@link #writeChromeTrace(Path)}) once the pipeline's threads are done. While a tracer is attached, each
- * operation is also a JDK Flight Recorder event ({@code dev.jpipeline.Stage}), so
- * {@code -XX:StartFlightRecording} shows them.
+ * <p>Memory is bounded. Each pipeline handle records into a lane of its own: a ring of {@link #eventsPerLane()}
+ * events for its thread, and one as large for its copies (which land on copy-engine threads). A full ring
+ * overwrites its oldest events and counts them in {@link #dropped()}; recording never blocks, takes no lock and
+ * allocates nothing per event. A tracer holds at most 2 &times; {@code eventsPerLane} events (40 bytes each)
+ * per pipeline handle made with it, allocated 1,024 events at a time as they are recorded; a tracer kept across
+ * many pipelines keeps every handle's lane, so make one per run or per pipeline.
+ *
+ * <p>Read the events while the pipeline runs with {@link #drain(Consumer)}, which hands over each event once,
+ * or take a snapshot of the newest events with {@link #events()} or {@link #writeChromeTrace(Path)}. While a
+ * JDK Flight Recorder recording has been started, each operation is also a JFR event
+ * ({@code dev.jpipeline.Stage}), so {@code -XX:StartFlightRecording} shows them.
+ *
+ * <p>Memory consistency effects: actions in a thread before it records an event (for example, a pipeline
+ * operation that returned) happen-before actions that follow a {@link #drain} or {@link #events()} that returns
+ * the event.
  */
-public final class Tracer {
+// "exports": TraceSink and TraceLane are deliberately not exported; only the pipeline engine records events
+@SuppressWarnings("exports")
+public final class Tracer implements TraceSink {
+
+    /** Events each ring of a lane keeps by default: 65,536 (2.5 MiB once full). */
+    public static final int DEFAULT_EVENTS_PER_LANE = 1 << 16;
+    /** Fewest events per lane {@link #create(int)} accepts. */
+    public static final int MIN_EVENTS_PER_LANE = 16;
+    /** Most events per lane {@link #create(int)} accepts: 16,777,216 (640 MiB per full ring). */
+    public static final int MAX_EVENTS_PER_LANE = 1 << 24;
 
     private final long origin = System.nanoTime();
-    private final Queue<TraceBuffer> buffers = new ConcurrentLinkedQueue<>();
-    private final Queue<TraceEvent> shared = new ConcurrentLinkedQueue<>();
+    private final int eventsPerLane;
+    /** Every lane made so far; appended by pipeline creation on any thread, read by the readers. */
+    private final Queue<TraceLane> lanes = new ConcurrentLinkedQueue<>();
+    /** Serialises the readers: a lane's drain position and dropped count are read state of one reader. */
+    private final ReentrantLock reading = new ReentrantLock();
 
-    private Tracer() {
+    private Tracer(int eventsPerLane) {
+        this.eventsPerLane = eventsPerLane;
     }
 
-    /** A new tracer; its clock starts now. */
+    /** A new tracer keeping {@link #DEFAULT_EVENTS_PER_LANE} events per lane; its clock starts now. */
     public static Tracer create() {
-        return new Tracer();
+        return new Tracer(DEFAULT_EVENTS_PER_LANE);
     }
 
-    long origin() {
-        return origin;
+    /**
+     * A new tracer keeping the newest {@code eventsPerLane} events of each pipeline handle (and as many of its
+     * copies); its clock starts now.
+     *
+     * @throws IllegalArgumentException when {@code eventsPerLane} is outside {@value #MIN_EVENTS_PER_LANE}..
+     *                                  {@value #MAX_EVENTS_PER_LANE}
+     */
+    public static Tracer create(int eventsPerLane) {
+        if (eventsPerLane < MIN_EVENTS_PER_LANE || eventsPerLane > MAX_EVENTS_PER_LANE) {
+            throw new IllegalArgumentException("events per lane must be " + MIN_EVENTS_PER_LANE + ".."
+                + MAX_EVENTS_PER_LANE + " (each pipeline handle keeps its newest events), got " + eventsPerLane);
+        }
+        return new Tracer(eventsPerLane);
     }
 
-    void addShared(TraceEvent event) {
-        shared.add(event);
+    /** Events each ring of a lane keeps: the newest ones of a pipeline handle's thread, and of its copies. */
+    public int eventsPerLane() {
+        return eventsPerLane;
     }
 
-    /** A buffer for one pipeline handle (made by the pipeline when it is created with this tracer). */
-    public TraceBuffer buffer(String thread, int rank, String role) {
-        TraceBuffer buffer = new TraceBuffer(this, thread, rank, role);
-        buffers.add(buffer);
-        return buffer;
+    /**
+     * For the pipeline engine, which calls it once per pipeline handle: a new lane for the handle. The lane's
+     * type is not exported, so code outside jpipeline cannot record events through it.
+     */
+    @Override
+    public TraceLane lane(String thread, int rank, String role) {
+        TraceLane lane = new TraceLane(origin, thread, rank, role, eventsPerLane);
+        lanes.add(lane);
+        return lane;
     }
 
-    /** Every recorded event, ordered by start time. Call once the traced threads are done. */
+    /**
+     * Hands {@code consumer} every event recorded since the previous drain (or since the tracer was created),
+     * ordered by start within this call, and returns how many it handed over. Safe to call while pipelines
+     * run, from any thread; drains run one at a time. An event is recorded when it ends (a wait when it
+     * returns, a copy when it has landed), so a later drain can hand over an event that started before the
+     * last one of an earlier drain. Events that were overwritten before a drain reached them are not handed
+     * over; they count in {@link #dropped()}. Drain at least every {@link #eventsPerLane()} events of the
+     * busiest thread to lose none. The consumer must not drain this tracer.
+     *
+     * <p>Memory consistency effects: see the class description.
+     *
+     * @return the number of events handed to {@code consumer}
+     */
+    public long drain(Consumer<? super TraceEvent> consumer) {
+        Objects.requireNonNull(consumer, "consumer");
+        reading.lock();
+        try {
+            List<TraceEvent> fresh = new ArrayList<>();
+            for (TraceLane lane : lanes) {
+                lane.drainTo(fresh);
+            }
+            fresh.sort(Comparator.comparingLong(TraceEvent::startNanos));
+            fresh.forEach(consumer);
+            return fresh.size();
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    /**
+     * A snapshot of the events the tracer still holds, ordered by start: the newest {@link #eventsPerLane()}
+     * of each pipeline handle's thread and of its copies, whether drained or not. Complete once the traced
+     * threads are done; while they run, it holds what had been recorded when each lane was read. Events
+     * overwritten before they were drained count in {@link #dropped()}: when that is 0, nothing is missing.
+     */
     public List<TraceEvent> events() {
-        List<TraceEvent> all = new ArrayList<>(shared);
-        for (TraceBuffer b : buffers) {
-            all.addAll(b.events());
+        List<TraceEvent> all = new ArrayList<>();
+        reading.lock();
+        try {
+            for (TraceLane lane : lanes) {
+                lane.retainedTo(all);
+            }
+        } finally {
+            reading.unlock();
         }
         all.sort(Comparator.comparingLong(TraceEvent::startNanos));
         return all;
     }
 
     /**
-     * Writes the events in the Chrome / Perfetto trace-event JSON format (open it in ui.perfetto.dev or
-     * chrome://tracing): one lane per thread, copies on a lane per producer, spans for waits and copies.
+     * The number of events overwritten before a {@link #drain} handed them over: events that neither a drain
+     * nor {@link #events()} can return any more. Without drains, that is every event recorded beyond the newest
+     * {@link #eventsPerLane()} of each ring.
+     */
+    public long dropped() {
+        reading.lock();
+        try {
+            long dropped = 0;
+            for (TraceLane lane : lanes) {
+                dropped += lane.dropped();
+            }
+            return dropped;
+        } finally {
+            reading.unlock();
+        }
+    }
+
+    /**
+     * Writes the events of {@link #events()} in the Chrome / Perfetto trace-event JSON format (open it in
+     * ui.perfetto.dev or chrome://tracing): one lane per thread, copies on a lane per producer, spans for waits
+     * and copies. The top-level {@code otherData} object gives {@code droppedEvents} ({@link #dropped()}) and
+     * {@code eventsPerLane}.
      */
     public void writeChromeTrace(Path file) throws IOException {
         try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -72,23 +178,26 @@ public final class Tracer {
         }
     }
 
-    /** Like {@link #writeChromeTrace(Path)}, to a writer. */
+    /** Like {@link #writeChromeTrace(Path)}, to a writer (which it does not close). */
     public void writeChromeTrace(Writer w) throws IOException {
         List<TraceEvent> events = events();
-        w.write("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[");
+        w.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"droppedEvents\":" + dropped() + ",\"eventsPerLane\":"
+            + eventsPerLane + "},\"traceEvents\":[");
         boolean first = true;
-        List<String> lanes = new ArrayList<>();
+        Map<String, Integer> lanes = new HashMap<>();
         for (TraceEvent e : events) {
             String lane = lane(e);
-            if (!lanes.contains(lane)) {
-                lanes.add(lane);
+            Integer tid = lanes.get(lane);
+            if (tid == null) {
+                tid = lanes.size();
+                lanes.put(lane, tid);
                 w.write(first ? "\n" : ",\n");
                 first = false;
-                w.write("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + lanes.indexOf(lane)
+                w.write("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + tid
                     + ",\"args\":{\"name\":\"" + escape(lane) + "\"}}");
             }
-            w.write(",\n{\"name\":\"" + e.operation().name().toLowerCase(java.util.Locale.ROOT)
-                + "\",\"cat\":\"stage " + e.stage() + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + lanes.indexOf(lane)
+            w.write(",\n{\"name\":\"" + e.operation().name().toLowerCase(Locale.ROOT)
+                + "\",\"cat\":\"stage " + e.stage() + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid
                 + ",\"ts\":" + micros(e.startNanos()) + ",\"dur\":" + micros(e.durationNanos())
                 + ",\"args\":{\"stage\":" + e.stage() + ",\"batch\":" + e.batch() + ",\"rank\":" + e.rank()
                 + ",\"role\":\"" + e.role() + "\"}}");
@@ -102,7 +211,7 @@ public final class Tracer {
     }
 
     private static String micros(long nanos) {
-        return String.format(java.util.Locale.ROOT, "%.3f", nanos / 1000.0);
+        return String.format(Locale.ROOT, "%.3f", nanos / 1000.0);
     }
 
     static String escape(String s) {

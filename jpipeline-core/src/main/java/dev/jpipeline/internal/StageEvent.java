@@ -1,4 +1,4 @@
-package dev.jpipeline.trace;
+package dev.jpipeline.internal;
 
 import jdk.jfr.Category;
 import jdk.jfr.Description;
@@ -9,7 +9,7 @@ import jdk.jfr.Timespan;
 
 /**
  * A JDK Flight Recorder event for a traced pipeline operation ({@code -XX:StartFlightRecording} shows it under
- * "jpipeline" while a {@link Tracer} is attached).
+ * "jpipeline" while a tracer is attached).
  */
 @Name("dev.jpipeline.Stage")
 @Label("Pipeline stage operation")
