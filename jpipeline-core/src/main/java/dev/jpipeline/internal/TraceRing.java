@@ -57,9 +57,12 @@ final class TraceRing {
      * `lost` once; a slot's stamp never decreases.
      */
 
-    /** Events per chunk: a power of two, so that an owned ring finds its slot with a shift and a mask. */
-    static final int CHUNK_EVENTS = 1 << 10;
-    private static final int CHUNK_SHIFT = 10;
+    /**
+     * Events per chunk: a power of two, so that a slot's chunk is a shift and its place a mask. 256 events are
+     * 10 KiB: what a lane that records a few events costs (the unbounded tracer's first buffer was as large).
+     */
+    static final int CHUNK_EVENTS = 1 << 8;
+    private static final int CHUNK_SHIFT = 8;
     private static final int CHUNK_MASK = CHUNK_EVENTS - 1;
     /** Longs per slot: stamp, operation and stage, start, duration, batch. */
     static final int WORDS = 5;
@@ -99,10 +102,6 @@ final class TraceRing {
         }
         this.capacity = capacity;
         this.chunks = new long[(capacity + CHUNK_EVENTS - 1) >>> CHUNK_SHIFT][];
-    }
-
-    int capacity() {
-        return capacity;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -217,11 +216,6 @@ final class TraceRing {
     long dropped() {
         long end = (long) CLAIMED.getAcquire(this);
         return lost + Math.max(0, end - capacity - drained);
-    }
-
-    /** Events claimed so far. */
-    long claimed() {
-        return (long) CLAIMED.getAcquire(this);
     }
 
     /** Reads event {@code i}: 1 when handed to the visitor, -1 when overwritten, 0 when not yet complete. */
