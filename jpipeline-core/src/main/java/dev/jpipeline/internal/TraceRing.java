@@ -46,7 +46,14 @@ final class TraceRing {
      *   (or a later one) and discard the copy. Values torn by a racing store (JLS 17.7 allows it for plain longs)
      *   are discarded the same way.
      *   If s1 is newer than event i, event i was overwritten (or given up): dropped. If s1 is older, or 2i+1,
-     *   event i's writer has claimed it but not finished: a drain stops there, to resume from it next time.
+     *   event i's writer has claimed it but not finished: a drain stops there, to resume from it next time (so a
+     *   copy worker descheduled inside its write holds back the later events of its ring until it finishes or
+     *   the ring laps it; a snapshot just leaves the event out).
+     *
+     * Why the owner needs no atomic instruction: it is the only writer, so claiming is a plain increment; the
+     * release fence after the odd stamp is a store-store barrier (free on x86, dmb on Arm) and is all a seqlock
+     * writer needs; publishing `claimed` after the even stamp means a reader never finds an owned event below
+     * `claimed` unfinished, only overwritten.
      *
      * Accounting. The reader keeps `drained` (the next event a drain hands out) and `lost` (events it had to
      * skip). Everything below claimed - capacity has had its slot claimed by a newer event, so a drain skips
