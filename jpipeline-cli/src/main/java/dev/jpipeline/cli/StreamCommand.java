@@ -130,7 +130,7 @@ final class StreamCommand implements Callable<Integer> {
         Tracer tracer = result.tracer();
         List<TraceEvent> events = tracer.events();
         long dropped = tracer.dropped();
-        // A run longer than the tracer keeps is measured over the span in which every lane still has all its events.
+        // A run longer than the tracer keeps is measured over the span in which every lane has all its events.
         List<TraceEvent> measured = dropped == 0 ? events : StallReport.completeWindow(events);
         long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
         StallReport stalls = StallReport.of(measured, producers, consumers, measuredNanos);
@@ -143,13 +143,13 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             source.size() / seconds / (1 << 20), batches / seconds);
         if (dropped > 0) {
-            out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones dropped): "
-                + "overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
+            out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "
+                + "dropped): overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
                 measuredNanos / 1e9);
         }
         out.printf(Locale.ROOT, "  overlap   efficiency %.2f (copies in flight %.3f s, busiest consumer computing "
             + "%.3f s, of %.3f s)%n", stalls.overlapEfficiency(), stalls.copyNanos() / 1e9,
-            stalls.computeNanos() / 1e9, seconds);
+            stalls.computeNanos() / 1e9, measuredNanos / 1e9);
         out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, consumers waited "
             + "%.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
         out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading());

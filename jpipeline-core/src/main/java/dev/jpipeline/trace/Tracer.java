@@ -133,6 +133,8 @@ public final class Tracer implements TraceSink {
      * of each pipeline handle's thread and of its copies, whether drained or not. Complete once the traced
      * threads are done; while they run, it holds what had been recorded when each lane was read. Events
      * overwritten before they were drained count in {@link #dropped()}: when that is 0, nothing is missing.
+     *
+     * <p>Memory consistency effects: see the class description.
      */
     public List<TraceEvent> events() {
         List<TraceEvent> all = new ArrayList<>();
