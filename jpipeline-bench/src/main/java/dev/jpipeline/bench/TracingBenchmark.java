@@ -46,7 +46,7 @@ public class TracingBenchmark {
     public void make() {
         PipelineSharedState.Builder builder = PipelineSharedState.builder(ThreadScope.BLOCK, 4);
         if (traced) {
-            builder.tracer(Tracer.create());        // a fresh tracer per iteration keeps the buffers small
+            builder.tracer(Tracer.create());        // a fresh tracer per iteration: its rings fill, then wrap
         }
         pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), builder.build());
     }

@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.TraceEvent;
+import dev.jpipeline.trace.Tracer;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -46,6 +47,30 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
         }
         return new StallReport(acquire / Math.max(1, producers), wait / Math.max(1, consumers), union(copies),
             compute.values().stream().mapToLong(Long::longValue).max().orElse(0), wallNanos);
+    }
+
+    /**
+     * The events from the latest first event of any lane on: the span in which no lane has lost events to its
+     * tracer's bound (each lane keeps its newest events, so a busier lane's retained events start later).
+     */
+    static List<TraceEvent> completeWindow(List<TraceEvent> events) {
+        Map<String, Long> firstStart = new HashMap<>();
+        for (TraceEvent e : events) {
+            firstStart.merge(Tracer.lane(e), e.startNanos(), Math::min);
+        }
+        long from = firstStart.values().stream().mapToLong(Long::longValue).max().orElse(0);
+        return events.stream().filter(e -> e.startNanos() >= from).toList();
+    }
+
+    /** From the first start to the last end of the events, in nanoseconds (0 when there are none). */
+    static long span(List<TraceEvent> events) {
+        long from = Long.MAX_VALUE;
+        long to = Long.MIN_VALUE;
+        for (TraceEvent e : events) {
+            from = Math.min(from, e.startNanos());
+            to = Math.max(to, e.startNanos() + e.durationNanos());
+        }
+        return events.isEmpty() ? 0 : to - from;
     }
 
     /** The total length of the union of intervals. */

@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.TraceEvent;
+import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.channels.FileChannel;
@@ -65,6 +66,11 @@ final class StreamCommand implements Callable<Integer> {
     @Option(names = "--timeline", paramLabel = "FILE.html", description = "Write a self-contained timeline page.")
     private Path timeline;
 
+    @Option(names = "--trace-events", defaultValue = "65536", paramLabel = "N",
+        description = "Events the tracer keeps per thread, the newest (default ${DEFAULT-VALUE}); a longer run is "
+            + "reported over the span they cover.")
+    private int traceEvents;
+
     @Override
     public Integer call() throws IOException {
         StreamOp streamOp = parseOp();
@@ -82,10 +88,15 @@ final class StreamCommand implements Callable<Integer> {
         if (chunk > Integer.MAX_VALUE) {
             throw bad("--chunk must be below 2 GiB, got " + chunk);
         }
+        if (traceEvents < Tracer.MIN_EVENTS_PER_LANE || traceEvents > Tracer.MAX_EVENTS_PER_LANE) {
+            throw bad("--trace-events must be in " + Tracer.MIN_EVENTS_PER_LANE + ".." + Tracer.MAX_EVENTS_PER_LANE
+                + ", got " + traceEvents);
+        }
         if (file != null && synthetic != null) {
             throw bad("give either FILE or --synthetic, not both");
         }
-        StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, streamOp, strategy);
+        StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, streamOp, strategy,
+            traceEvents);
         PrintWriter out = spec.commandLine().getOut();
         if (file == null) {
             return report(out, StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic), options, streamOp);
@@ -116,8 +127,13 @@ final class StreamCommand implements Callable<Integer> {
             spec.commandLine().getErr().flush();
             return 1;
         }
-        List<TraceEvent> events = result.tracer().events();
-        StallReport stalls = StallReport.of(events, producers, consumers, result.nanos());
+        Tracer tracer = result.tracer();
+        List<TraceEvent> events = tracer.events();
+        long dropped = tracer.dropped();
+        // A run longer than the tracer keeps is measured over the span in which every lane has all its events.
+        List<TraceEvent> measured = dropped == 0 ? events : StallReport.completeWindow(events);
+        long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
+        StallReport stalls = StallReport.of(measured, producers, consumers, measuredNanos);
         double seconds = result.nanos() / 1e9;
         long batches = (source.size() + chunk - 1) / chunk;
         out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %d stages, %d producers, %d consumers, chunks of %s, %s, "
@@ -126,15 +142,21 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  result    %s %s%n", streamOp.name().toLowerCase(Locale.ROOT), result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             source.size() / seconds / (1 << 20), batches / seconds);
+        if (dropped > 0) {
+            out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "
+                + "dropped): overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
+                measuredNanos / 1e9);
+        }
         out.printf(Locale.ROOT, "  overlap   efficiency %.2f (copies in flight %.3f s, busiest consumer computing "
             + "%.3f s, of %.3f s)%n", stalls.overlapEfficiency(), stalls.copyNanos() / 1e9,
-            stalls.computeNanos() / 1e9, seconds);
+            stalls.computeNanos() / 1e9, measuredNanos / 1e9);
         out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, consumers waited "
             + "%.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
         out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading());
         if (trace != null) {
             result.tracer().writeChromeTrace(trace);
-            out.printf(Locale.ROOT, "  trace     %s (%d events)%n", trace, events.size());
+            out.printf(Locale.ROOT, "  trace     %s (%d events%s)%n", trace, events.size(),
+                dropped == 0 ? "" : ", the newest; " + dropped + " dropped");
         }
         if (timeline != null) {
             TimelinePage.write(timeline, events, stages, source.name() + ", " + stages + " stages, " + producers

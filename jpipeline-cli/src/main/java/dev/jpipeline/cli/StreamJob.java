@@ -37,7 +37,9 @@ final class StreamJob {
     record Source(String name, FileChannel channel, MemorySegment memory, long size) {
     }
 
-    record Options(int stages, int producers, int consumers, long chunk, StreamOp op, WaitStrategy strategy) {
+    /** The run's shape; {@code traceEvents}: events the tracer keeps per thread (and per producer's copies). */
+    record Options(int stages, int producers, int consumers, long chunk, StreamOp op, WaitStrategy strategy,
+                   int traceEvents) {
     }
 
     /** The outcome: the result text, or the failure (with the offset of the batch that failed). */
@@ -71,7 +73,7 @@ final class StreamJob {
         long[][] crcs = new long[batches][o.consumers()];
         MessageDigest sha = o.op() == StreamOp.SHA256 ? sha256() : null;   // provider look-up only when needed
         AtomicReference<String> failure = new AtomicReference<>();
-        Tracer tracer = Tracer.create();
+        Tracer tracer = Tracer.create(o.traceEvents());
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, o.stages())
             .waitStrategy(o.strategy()).tracer(tracer).build();
         long start = System.nanoTime();

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.trace.Tracer;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -99,6 +100,28 @@ class StreamCommandTest {
     }
 
     @Test
+    void aRunLongerThanTheTracerKeepsIsReportedOverTheNewestEventsWithTheDroppedCount(@TempDir Path dir)
+        throws Exception {
+        Path trace = dir.resolve("trace.json");
+        // 16 MiB in 256 KiB chunks: 64 batches, 128 events per thread and 64 copies per producer (128 KiB each,
+        // on the copy engine), of which the tracer keeps 16
+        String[] out = Cli.run("stream", "--synthetic", "16m", "--chunk", "256k", "--trace-events", "16", "--trace",
+            trace.toString());
+        assertEquals("0", out[0], out[2]);
+        assertTrue(out[1].contains("window    the tracer kept each thread's newest 16 events ("), out[1]);
+        assertTrue(out[1].contains("stalls    producers waited"), out[1]);
+        JsonNode root = new ObjectMapper().readTree(trace.toFile());
+        long dropped = root.get("otherData").get("droppedEvents").asLong();
+        long kept = 0;
+        for (JsonNode e : root.get("traceEvents")) {
+            kept += e.get("ph").asText().equals("X") ? 1 : 0;
+        }
+        assertEquals(6 * 16, kept, "4 threads and 2 producers' copies, 16 events each");
+        assertEquals(64L * (2 * 2 + 2 * 1 + 2 * 2) - kept, dropped, "all the others, counted");
+        assertTrue(out[1].contains("(" + kept + " events, the newest; " + dropped + " dropped)"), out[1]);
+    }
+
+    @Test
     void badArgumentsGiveOneLineAndExitCode2(@TempDir Path dir) {
         String[][] cases = {
             {"stream", "--op", "md5"},
@@ -108,6 +131,7 @@ class StreamCommandTest {
             {"stream", "--consumers", "0"},
             {"stream", "--chunk", "-3"},
             {"stream", "--wait", "sleepy"},
+            {"stream", "--trace-events", "8"},
         };
         for (String[] args : cases) {
             String[] r = Cli.run(args);
@@ -125,7 +149,8 @@ class StreamCommandTest {
         long size = channel.size();
         channel.close();                                   // every read now fails with ClosedChannelException
         StreamJob.Result result = StreamJob.run(new StreamJob.Source(file.toString(), channel, null, size),
-            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE), new AtomicLong());
+            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE,
+                Tracer.DEFAULT_EVENTS_PER_LANE), new AtomicLong());
         assertTrue(result.failure() != null, "the failure is reported");
         assertTrue(result.failure().startsWith("I/O error reading " + file + " at offset 0"), result.failure());
         assertTrue(result.failure().contains("ClosedChannelException"), result.failure());

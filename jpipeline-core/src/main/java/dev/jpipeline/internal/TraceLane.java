@@ -18,7 +18,7 @@ import jdk.jfr.FlightRecorder;
  *
  * <p>Each ring keeps the newest {@code capacity} events and overwrites the oldest, counting what it overwrote
  * (see {@code TraceRing} for the algorithm): recording never blocks, never takes a lock and allocates nothing per
- * event (storage comes in chunks of 1,024 events, allocated on first use). While a JDK Flight Recorder recording
+ * event (storage comes in chunks of 256 events, allocated on first use). While a JDK Flight Recorder recording
  * has ever been started in this JVM, each event is also a {@code dev.jpipeline.Stage} JFR event.
  *
  * <p>Memory consistency effects: actions of a thread before it records an event happen-before the actions that
@@ -121,11 +121,6 @@ public final class TraceLane {
     /** Events of this lane overwritten before a drain handed them out. */
     public long dropped() {
         return own.dropped() + copies.dropped();
-    }
-
-    /** Events recorded on this lane so far (copies included). */
-    public long recorded() {
-        return own.claimed() + copies.claimed();
     }
 
     private TraceEvent event(int op, int stage, long start, long duration, long batch) {

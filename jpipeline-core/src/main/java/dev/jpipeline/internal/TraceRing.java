@@ -46,7 +46,14 @@ final class TraceRing {
      *   (or a later one) and discard the copy. Values torn by a racing store (JLS 17.7 allows it for plain longs)
      *   are discarded the same way.
      *   If s1 is newer than event i, event i was overwritten (or given up): dropped. If s1 is older, or 2i+1,
-     *   event i's writer has claimed it but not finished: a drain stops there, to resume from it next time.
+     *   event i's writer has claimed it but not finished: a drain stops there, to resume from it next time (so a
+     *   copy worker descheduled inside its write holds back the later events of its ring until it finishes or
+     *   the ring laps it; a snapshot just leaves the event out).
+     *
+     * Why the owner needs no atomic instruction: it is the only writer, so claiming is a plain increment; the
+     * release fence after the odd stamp is a store-store barrier (free on x86, dmb on Arm) and is all a seqlock
+     * writer needs; publishing `claimed` after the even stamp means a reader never finds an owned event below
+     * `claimed` unfinished, only overwritten.
      *
      * Accounting. The reader keeps `drained` (the next event a drain hands out) and `lost` (events it had to
      * skip). Everything below claimed - capacity has had its slot claimed by a newer event, so a drain skips
@@ -57,9 +64,12 @@ final class TraceRing {
      * `lost` once; a slot's stamp never decreases.
      */
 
-    /** Events per chunk: a power of two, so that an owned ring finds its slot with a shift and a mask. */
-    static final int CHUNK_EVENTS = 1 << 10;
-    private static final int CHUNK_SHIFT = 10;
+    /**
+     * Events per chunk: a power of two, so that a slot's chunk is a shift and its place a mask. 256 events are
+     * 10 KiB: what a lane that records a few events costs (the unbounded tracer's first buffer was as large).
+     */
+    static final int CHUNK_EVENTS = 1 << 8;
+    private static final int CHUNK_SHIFT = 8;
     private static final int CHUNK_MASK = CHUNK_EVENTS - 1;
     /** Longs per slot: stamp, operation and stage, start, duration, batch. */
     static final int WORDS = 5;
@@ -99,10 +109,6 @@ final class TraceRing {
         }
         this.capacity = capacity;
         this.chunks = new long[(capacity + CHUNK_EVENTS - 1) >>> CHUNK_SHIFT][];
-    }
-
-    int capacity() {
-        return capacity;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -217,11 +223,6 @@ final class TraceRing {
     long dropped() {
         long end = (long) CLAIMED.getAcquire(this);
         return lost + Math.max(0, end - capacity - drained);
-    }
-
-    /** Events claimed so far. */
-    long claimed() {
-        return (long) CLAIMED.getAcquire(this);
     }
 
     /** Reads event {@code i}: 1 when handed to the visitor, -1 when overwritten, 0 when not yet complete. */

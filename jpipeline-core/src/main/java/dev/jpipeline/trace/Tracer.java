@@ -29,7 +29,7 @@ import java.util.function.Consumer;
  * events for its thread, and one as large for its copies (which land on copy-engine threads). A full ring
  * overwrites its oldest events and counts them in {@link #dropped()}; recording never blocks, takes no lock and
  * allocates nothing per event. A tracer holds at most 2 &times; {@code eventsPerLane} events (40 bytes each)
- * per pipeline handle made with it, allocated 1,024 events at a time as they are recorded; a tracer kept across
+ * per pipeline handle made with it, allocated 256 events at a time as they are recorded; a tracer kept across
  * many pipelines keeps every handle's lane, so make one per run or per pipeline.
  *
  * <p>Read the events while the pipeline runs with {@link #drain(Consumer)}, which hands over each event once,
@@ -133,6 +133,8 @@ public final class Tracer implements TraceSink {
      * of each pipeline handle's thread and of its copies, whether drained or not. Complete once the traced
      * threads are done; while they run, it holds what had been recorded when each lane was read. Events
      * overwritten before they were drained count in {@link #dropped()}: when that is 0, nothing is missing.
+     *
+     * <p>Memory consistency effects: see the class description.
      */
     public List<TraceEvent> events() {
         List<TraceEvent> all = new ArrayList<>();

@@ -15,6 +15,7 @@ import java.io.StringWriter;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -49,6 +50,7 @@ class TracerTest {
             });
         }
         List<TraceEvent> events = tracer.events();
+        assertEquals(0, tracer.dropped(), "far below the default bound");
         Map<StageOperation, Long> counts = events.stream()
             .collect(Collectors.groupingBy(TraceEvent::operation, Collectors.counting()));
         assertEquals(batches, counts.get(StageOperation.ACQUIRE));
@@ -63,6 +65,8 @@ class TracerTest {
         StringWriter json = new StringWriter();
         tracer.writeChromeTrace(json);
         JsonNode root = new ObjectMapper().readTree(json.toString());
+        assertEquals(0, root.get("otherData").get("droppedEvents").asLong());
+        assertEquals(Tracer.DEFAULT_EVENTS_PER_LANE, root.get("otherData").get("eventsPerLane").asInt());
         JsonNode traceEvents = root.get("traceEvents");
         Set<String> lanes = new HashSet<>();
         int spans = 0;
@@ -77,5 +81,44 @@ class TracerTest {
         }
         assertEquals(events.size(), spans);
         assertEquals(4, lanes.size(), "three threads and the producer's copies: " + lanes);
+
+        List<TraceEvent> drained = new ArrayList<>();
+        assertEquals(events.size(), tracer.drain(drained::add), "a first drain hands over everything");
+        assertEquals(events.size(), drained.size());
+        assertEquals(0, tracer.drain(drained::add), "and a second nothing");
+        assertEquals(events, tracer.events(), "a snapshot still holds the drained events");
+    }
+
+    @Test
+    void theChromeTraceSaysHowManyEventsWereDropped() throws Exception {
+        Tracer tracer = Tracer.create(16);
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).tracer(tracer).build();
+        ThreadTeam.ofPlatform(2).run(Duration.ofSeconds(30), g -> {
+            try (Pipeline pipe = Pipeline.make(g, state, 1)) {
+                for (int b = 0; b < 100; b++) {
+                    if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+            }
+        });
+        assertEquals(2 * 200 - 2 * 16, tracer.dropped());
+        StringWriter json = new StringWriter();
+        tracer.writeChromeTrace(json);
+        JsonNode root = new ObjectMapper().readTree(json.toString());
+        assertEquals(2 * 200 - 2 * 16, root.get("otherData").get("droppedEvents").asLong());
+        assertEquals(16, root.get("otherData").get("eventsPerLane").asInt());
+        int spans = 0;
+        for (JsonNode e : root.get("traceEvents")) {
+            if (e.get("ph").asText().equals("X")) {
+                spans++;
+                assertTrue(e.get("args").get("batch").asLong() >= 92, "the newest events: " + e);
+            }
+        }
+        assertEquals(2 * 16, spans);
     }
 }
