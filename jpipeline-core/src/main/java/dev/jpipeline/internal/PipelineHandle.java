@@ -26,13 +26,30 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
 
     public abstract void producerCommit();
 
-    public abstract void consumerWait();
+    public final void consumerWait() {
+        waitForTail("consumer_wait", Deadlines.NO_DEADLINE, false);
+    }
 
-    public abstract void consumerWaitInterruptibly() throws InterruptedException;
+    public final void consumerWaitInterruptibly() throws InterruptedException {
+        if (waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
+            throw new InterruptedException("interrupted in consumer_wait: " + this);
+        }
+    }
 
-    public abstract boolean consumerWaitFor(Duration timeout);
+    public final boolean consumerWaitFor(Duration timeout) {
+        return waitForTail("consumer_wait_for", Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
+    }
 
-    public abstract boolean consumerWaitUntil(Instant deadline);
+    public final boolean consumerWaitUntil(Instant deadline) {
+        return waitForTail("consumer_wait_until", Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
+    }
+
+    /**
+     * The one consumer wait of the handle: for the tail batch, until {@code deadline}; idempotent until the
+     * release. COMPLETE, TIMED_OUT or INTERRUPTED; a failed copy throws StageFailedException after the batch
+     * completed.
+     */
+    abstract WaitStatus waitForTail(String op, long deadline, boolean interruptible);
 
     public abstract void consumerRelease();
 

@@ -9,8 +9,6 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
-import java.time.Duration;
-import java.time.Instant;
 
 /**
  * A block-, device- or system-scope pipeline handle: one per participating thread, over a {@link StageRing}.
@@ -214,28 +212,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     // Consumer side
 
     @Override
-    public void consumerWait() {
-        waitForTail("consumer_wait", Deadlines.NO_DEADLINE, false);
-    }
-
-    @Override
-    public void consumerWaitInterruptibly() throws InterruptedException {
-        if (waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
-            throw new InterruptedException("interrupted in consumer_wait: " + who() + " at stage " + tail);
-        }
-    }
-
-    @Override
-    public boolean consumerWaitFor(Duration timeout) {
-        return waitForTail("consumer_wait_for", Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
-    }
-
-    @Override
-    public boolean consumerWaitUntil(Instant deadline) {
-        return waitForTail("consumer_wait_until", Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
-    }
-
-    private WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
+    WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
         enter(op, Side.CONSUMER);
         if (waited) {
             return WaitStatus.COMPLETE;

@@ -6,8 +6,6 @@ import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
-import java.time.Duration;
-import java.time.Instant;
 
 /**
  * A thread-scope pipeline ({@code cuda::pipeline<cuda::thread_scope_thread>}): the calling thread's own queue
@@ -175,31 +173,9 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
         return status;
     }
 
-    @Override
-    public void consumerWait() {
-        waitForTail("consumer_wait", Deadlines.NO_DEADLINE, false);
-    }
-
-    @Override
-    public void consumerWaitInterruptibly() throws InterruptedException {
-        if (waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
-            throw new InterruptedException("interrupted in consumer_wait of a thread-scope pipeline (batch " + tail
-                + ")");
-        }
-    }
-
-    @Override
-    public boolean consumerWaitFor(Duration timeout) {
-        return waitForTail("consumer_wait_for", Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
-    }
-
-    @Override
-    public boolean consumerWaitUntil(Instant deadline) {
-        return waitForTail("consumer_wait_until", Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
-    }
-
     /** Waits for the oldest outstanding batch; with none outstanding there is nothing to wait for. */
-    private WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
+    @Override
+    WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
         enter(op);
         if (tail == head || waited) {
             return WaitStatus.COMPLETE;
