@@ -22,6 +22,7 @@ final class Bounded {
     static final class Run {
         private final Thread thread;
         private final CountDownLatch done = new CountDownLatch(1);
+        private final long start = System.nanoTime();
         private volatile String result;
 
         private Run(String name, Body body) {
@@ -43,9 +44,18 @@ final class Bounded {
 
         /** The body's outcome, waiting up to {@code limit}; if it is still running, where it is. */
         String result(Duration limit) {
+            return resultBy(System.nanoTime() + limit.toNanos());
+        }
+
+        /**
+         * The body's outcome, waiting until {@code deadline} (a {@link System#nanoTime()} value), so that runs
+         * started together can share one bound; if it is still running, for how long and where.
+         */
+        String resultBy(long deadline) {
             try {
-                if (!done.await(limit.toNanos(), TimeUnit.NANOSECONDS)) {
-                    return "still waiting after " + limit.toMillis() + " ms in " + ThreadStates.frames(thread, 3);
+                if (!done.await(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+                    return "still waiting after " + Teams.millisSince(start) + " ms in "
+                        + ThreadStates.frames(thread, 3);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
