@@ -56,7 +56,7 @@ abstract class PipelineContractTest {
     /** Bytes each producer writes into a stage: 8 longs. */
     static final int SLOT = 64;
     /** Every team run is bounded: far longer than any test needs, far shorter than the surefire limit. */
-    static final Duration LIMIT = Duration.ofSeconds(10);
+    static final Duration LIMIT = Duration.ofSeconds(5);
     /** A poll (zero, negative or past limit) must return at once; this bounds "at once" on a loaded machine. */
     static final long POLL_MILLIS = 500;
     /** How much later than its limit a timed wait may return on a loaded machine. */
