@@ -398,7 +398,8 @@ class BrokenPromisesTest {
         List<String> outcomes = new ArrayList<>();
         PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         outcomes.add("make(g, s, 1) vs make(g, s, CONSUMER): " + eachRank(2, QUICK, g -> made(() ->
-            g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1) : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
+            g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
+                : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
         PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
             PipelineSharedState.create(ThreadScope.BLOCK, 2)};
         outcomes.add("a different state per rank: " + eachRank(2, QUICK,
@@ -462,7 +463,8 @@ class BrokenPromisesTest {
     @Test
     void p06_foreignThreadUseIsDetected() {
         List<String> outcomes = new ArrayList<>();
-        outcomes.add("thread scope, producerAcquire: " + foreignUse(Pipeline::make, pipe -> { }, Pipeline::producerAcquire));
+        outcomes.add("thread scope, producerAcquire: " + foreignUse(Pipeline::make, pipe -> { },
+            Pipeline::producerAcquire));
         outcomes.add("thread scope, producerCommit: " + foreignUse(Pipeline::make, Pipeline::producerAcquire,
             Pipeline::producerCommit));
         outcomes.add("unified, producerAcquire: " + foreignUse(BrokenPromisesTest::soloUnified, pipe -> { },
@@ -675,7 +677,8 @@ class BrokenPromisesTest {
             pipe.consumerWait();
             return "returned";
         });
-        Bounded.Run century = selfWait("p08-100-years", pipe -> "returned " + pipe.consumerWaitFor(Duration.ofDays(36_525)));
+        Bounded.Run century = selfWait("p08-100-years",
+            pipe -> "returned " + pipe.consumerWaitFor(Duration.ofDays(36_525)));
         Bounded.Run milli = selfWait("p08-1-ms", pipe -> "returned " + pipe.consumerWaitFor(Duration.ofMillis(1)));
         long deadline = System.nanoTime() + QUICK.toNanos();
         List<String> outcomes = List.of("consumerWait: " + untimed.resultBy(deadline),
