@@ -680,6 +680,64 @@ abstract class PipelineContractTest {
     }
 
     // ---------------------------------------------------------------------------------------------------------
+    // The thread-scope free functions
+
+    @Test
+    void waitPriorAndCommitToABarrierWaitForTheCopiesTheyCover() {
+        assumeTrue(!kind.shared(), "pipeline_consumer_wait_prior and pipeline_producer_commit(pipe, barrier) are "
+            + "defined for thread-scope pipelines only");
+        byte[] data = fileData(4 * SLOT);
+        GatedFileChannel file = new GatedFileChannel(data);
+        CountDownLatch[] gate = new CountDownLatch[4];
+        for (int b = 0; b < 4; b++) {
+            gate[b] = gate(file, (long) b * SLOT);
+        }
+        MemorySegment[] dst = new MemorySegment[4];
+        runTeam(g -> {
+            try (Pipeline pipe = make(g, null)) {
+                for (int b = 0; b < 3; b++) {
+                    dst[b] = Arena.ofAuto().allocate(SLOT);
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(dst[b], file, (long) b * SLOT, SLOT, pipe);
+                    pipe.producerCommit();
+                }
+                gate[0].countDown();
+                gate[1].countDown();                            // batch 2 stays held back
+                Pipeline.consumerWaitPrior(pipe, 1);             // batches 0 and 1 only
+                assertCopied(dst[0], data, 0);
+                assertCopied(dst[1], data, SLOT);
+                pipe.consumerRelease();                          // accepted after wait_prior, and changes nothing
+
+                dst[3] = Arena.ofAuto().allocate(SLOT);
+                Barrier barrier = new Barrier(1);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(dst[3], file, 3L * SLOT, SLOT, pipe);
+                Pipeline.producerCommit(pipe, barrier);          // ties the copies in flight (batches 2, 3) to
+                long token = barrier.arrive();                   // the phase, commits nothing; the only party
+                assertFalse(barrier.tryWaitParity(false, Duration.ZERO),
+                    "arrived, but the tied copies have not landed");
+                gate[2].countDown();
+                gate[3].countDown();
+                barrier.await(token);
+                assertCopied(dst[2], data, 2 * SLOT);
+                assertCopied(dst[3], data, 3 * SLOT);
+                pipe.producerCommit();
+
+                pipe.consumerWait();                             // batch 2
+                assertCopied(dst[2], data, 2 * SLOT);
+                pipe.consumerRelease();
+                pipe.consumerWait();                             // batch 3
+                pipe.consumerRelease();
+            }
+        });
+    }
+
+    private static void assertCopied(MemorySegment dst, byte[] data, int from) {
+        assertEquals(-1, MemorySegment.ofArray(data).asSlice(from, SLOT).mismatch(dst),
+            "bytes " + from + ".." + (from + SLOT) + " of the file");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
     // Misuse
 
     @Test
