@@ -395,25 +395,25 @@ class BrokenPromisesTest {
 
     @Test
     void p05_mismatchedMakeFailsEveryRank() {
-        List<String> outcomes = new ArrayList<>();
+        // the sub-cases run side by side; a make that detects a mismatch late (by a timeout) has SLOW to do so
         PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        outcomes.add("make(g, s, 1) vs make(g, s, CONSUMER): " + eachRank(2, QUICK, g -> made(() ->
+        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> eachRank(2, SLOW, g -> made(() ->
             g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
                 : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
         PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
             PipelineSharedState.create(ThreadScope.BLOCK, 2)};
-        outcomes.add("a different state per rank: " + eachRank(2, QUICK,
+        Bounded.Run twoStates = Bounded.start("p05-states", () -> eachRank(2, SLOW,
             g -> made(() -> Pipeline.make(g, states[g.threadRank()]))));
         PipelineSharedState nullRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         PipelineRole[] roles = {PipelineRole.PRODUCER, PipelineRole.CONSUMER, null};
-        outcomes.add("roles PRODUCER, CONSUMER, null: " + eachRank(3, QUICK,
+        Bounded.Run withNull = Bounded.start("p05-null-role", () -> eachRank(3, SLOW,
             g -> made(() -> Pipeline.make(g, nullRole, roles[g.threadRank()]))));
         PipelineSharedState counts = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        outcomes.add("producer counts 2, 2, 2, 1: " + eachRank(4, QUICK,
+        Bounded.Run twoCounts = Bounded.start("p05-counts", () -> eachRank(4, SLOW,
             g -> made(() -> Pipeline.make(g, counts, g.threadRank() == 3 ? 1 : 2))));
         PipelineSharedState reused = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         int makes = 300;
-        outcomes.add(makes + " consecutive makes without quit: " + eachRank(4, SLOW, g -> {
+        Bounded.Run consecutive = Bounded.start("p05-consecutive", () -> eachRank(4, SLOW, g -> {
             for (int i = 0; i < makes; i++) {
                 int make = i;
                 String made = made(() -> switch (make % 3) {
@@ -428,6 +428,13 @@ class BrokenPromisesTest {
             }
             return "all made";
         }));
+        long deadline = System.nanoTime() + SLOW.toNanos() + 1_000_000_000L;
+        List<String> outcomes = List.of(
+            "make(g, s, 1) vs make(g, s, CONSUMER): " + countAndRole.resultBy(deadline),
+            "a different state per rank: " + twoStates.resultBy(deadline),
+            "roles PRODUCER, CONSUMER, null: " + withNull.resultBy(deadline),
+            "producer counts 2, 2, 2, 1: " + twoCounts.resultBy(deadline),
+            makes + " consecutive makes without quit: " + consecutive.resultBy(deadline));
         assertEquals(List.of(
                 "make(g, s, 1) vs make(g, s, CONSUMER): rank 0: IllegalArgumentException | rank 1: "
                     + "IllegalArgumentException",
@@ -490,7 +497,7 @@ class BrokenPromisesTest {
 
     /** The owner thread makes a handle and prepares it; a foreign thread then applies {@code op} to it. */
     private static String foreignUse(java.util.function.Supplier<Pipeline> make, PipeOp ownerFirst, PipeOp op) {
-        return Bounded.outcome("p06-owner", QUICK, () -> {
+        return Bounded.outcome("p06-owner", SLOW, () -> {
             Pipeline pipe = make.get();
             ownerFirst.apply(pipe);
             return Bounded.outcome("p06-foreign", QUICK, () -> {
