@@ -1,0 +1,1051 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import dev.jpipeline.copy.CopyEngine;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Regression tests for the 17 broken promises of issue 8 (API-SPEC.md, "Behaviour promised"), one test per
+ * case: {@code p01} .. {@code p16} here; {@code p17} (the tracer) is {@code trace.TracerBoundTest}, and the parts
+ * that need API that does not exist yet ({@code Barrier.tryWait*}, {@code WaitStrategy} as an interface) are in
+ * {@link NewApiPromisesTest}, so that this class compiles against the code before the change.
+ *
+ * <p>Each test runs every sub-case of its promise on threads of its own, bounded ({@link Bounded}, or
+ * {@code ThreadTeam.run} with a limit), and describes what happened in a few words; it then compares the list
+ * of outcomes with the promised one, so that one failure message shows every sub-case that broke, hangs
+ * included ("still waiting after 2000 ms in PhaseBarrier.park < ..."). A hung sub-case leaves a daemon thread
+ * parked (never spinning) where it hangs.
+ */
+class BrokenPromisesTest {
+
+    /** A bound for sub-cases that must finish at once (or are expected to hang on the code before the change). */
+    private static final Duration QUICK = Duration.ofSeconds(2);
+    /** A bound for sub-cases that wait for hang detection (1 s patience by default) or copies. */
+    private static final Duration SLOW = Duration.ofSeconds(5);
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 1. Count partition: a thread that quits before its first operation stays undecided
+
+    @Test
+    void p01_countPartitionEarlyQuit() {
+        int batches = 5;
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        String outcome = eachRank(3, SLOW, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 2);
+            switch (g.threadRank()) {
+                case 1 -> {
+                    pipe.close();                       // before its first operation: it has no side yet
+                    g.sync();
+                    return "closed";
+                }
+                case 0 -> {
+                    g.sync();
+                    for (int b = 0; b < batches; b++) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    }
+                    pipe.quit();
+                    return "produced " + batches;
+                }
+                default -> {
+                    g.sync();
+                    for (int b = 0; b < batches; b++) {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                    pipe.quit();
+                    return "consumed " + batches;
+                }
+            }
+        });
+        assertEquals("rank 0: produced 5 | rank 1: closed | rank 2: consumed 5", outcome,
+            "make(g, state, 2) in a group of 3: rank 1 closes first, rank 0 produces, rank 2 consumes; rank 1 must "
+                + "stay undecided and take the producer place that is left, so both others work");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 2. Thread-scope timed and interruptible waits
+
+    @Test
+    void p02_threadScopeTimedWaits() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p02-copy").build();
+        try {
+            List<String> outcomes = new ArrayList<>();
+            outcomes.add("consumerWaitFor(100 ms): " + withHeldBackCopy(engine, "p02-wait-for",
+                pipe -> timedOutInTime(100, () -> pipe.consumerWaitFor(Duration.ofMillis(100)))));
+            outcomes.add("consumerWaitUntil(now + 100 ms): " + withHeldBackCopy(engine, "p02-wait-until",
+                pipe -> timedOutInTime(90, () -> pipe.consumerWaitUntil(Instant.now().plusMillis(100)))));
+            outcomes.add("consumerWaitInterruptibly, interrupted: " + withHeldBackCopy(engine, "p02-interruptibly",
+                pipe -> {
+                    Thread me = Thread.currentThread();
+                    Thread.ofPlatform().daemon().name("p02-interrupter").start(() -> {
+                        try {
+                            ThreadStates.awaitWaitingIn(me, "consumerWaitInterruptibly");
+                            me.interrupt();
+                        } catch (AssertionError notWaiting) {
+                            // the wait returned at once: the outcome says so
+                        }
+                    });
+                    try {
+                        pipe.consumerWaitInterruptibly();
+                        return "returned";
+                    } catch (InterruptedException e) {
+                        return "InterruptedException";
+                    }
+                }));
+            assertEquals(List.of("consumerWaitFor(100 ms): false in time",
+                    "consumerWaitUntil(now + 100 ms): false in time",
+                    "consumerWaitInterruptibly, interrupted: InterruptedException"), outcomes,
+                "thread-scope waits for a copy that has not landed must honour their limit and interrupts");
+        } finally {
+            engine.close();
+        }
+    }
+
+    private interface PipeCheck {
+        String check(Pipeline pipe) throws Exception;
+    }
+
+    /** A thread-scope wait on a batch whose file copy is held back; the gate opens once the outcome is in. */
+    private static String withHeldBackCopy(CopyEngine engine, String name, PipeCheck check) {
+        GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+        CountDownLatch gate = file.gate(0);
+        try {
+            return Bounded.outcome(name, QUICK, () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(Arena.ofAuto().allocate(4096), file, 0, 4096, pipe);
+                pipe.producerCommit();
+                return check.check(pipe);
+            });
+        } finally {
+            gate.countDown();
+        }
+    }
+
+    private interface TimedWait {
+        boolean await() throws Exception;
+    }
+
+    /** "false in time" when the wait returns false after at least {@code atLeastMillis} and not much later. */
+    private static String timedOutInTime(long atLeastMillis, TimedWait wait) throws Exception {
+        long start = System.nanoTime();
+        boolean ready = wait.await();
+        long millis = Teams.millisSince(start);
+        if (ready) {
+            return "true after " + millis + " ms";
+        }
+        return millis >= atLeastMillis && millis <= 1500 ? "false in time" : "false after " + millis + " ms";
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 3. A copy whose shared Arena is closed mid-copy fails its own stage only
+
+    @Test
+    void p03_closedArenaCopyFailsOnlyItsStage(@TempDir Path dir) throws IOException {
+        Path path = dir.resolve("after.bin");
+        byte[] content = new byte[8192];
+        for (int i = 0; i < content.length; i++) {
+            content[i] = (byte) (i * 13 + 1);
+        }
+        Files.write(path, content);
+        CopyEngine engine = CopyEngine.builder().workers(1).inlineThreshold(0).name("p03-copy").build();
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            String outcome = Bounded.outcome("p03", Duration.ofSeconds(20), () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                long size = 16 << 20;
+                MemorySegment dst = Arena.ofAuto().allocate(size);
+                int failedStages = 0;
+                for (int attempt = 0; attempt < 100 && failedStages < 5; attempt++) {
+                    Arena arena = Arena.ofShared();
+                    MemorySegment src = arena.allocate(size);
+                    CountDownLatch next = new CountDownLatch(1);
+                    // the one worker runs this small copy, then goes straight on to the large one
+                    engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> next.countDown());
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(dst, src, size, pipe);
+                    pipe.producerCommit();
+                    if (!next.await(5, TimeUnit.SECONDS)) {
+                        return "the copy engine did not run a copy within 5 s";
+                    }
+                    for (int spin = 0; spin < (attempt % 10) * 20_000; spin++) {
+                        Thread.onSpinWait();             // close at a different point of the copy each time
+                    }
+                    arena.close();
+                    try {
+                        pipe.consumerWait();
+                    } catch (StageFailedException e) {
+                        failedStages++;                 // closed while the copy ran: its stage failed
+                    }
+                    pipe.consumerRelease();
+                }
+                if (failedStages == 0) {
+                    return "no attempt closed the arena during its copy (inconclusive)";
+                }
+                AtomicReference<Boolean> workerInterrupted = new AtomicReference<>();
+                CountDownLatch asked = new CountDownLatch(1);
+                engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> {
+                    workerInterrupted.set(Thread.currentThread().isInterrupted());
+                    asked.countDown();
+                });
+                asked.await(5, TimeUnit.SECONDS);
+                MemorySegment fileDst = Arena.ofAuto().allocate(8192);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(fileDst, channel, 0, 8192, pipe);
+                pipe.producerCommit();
+                String read;
+                try {
+                    pipe.consumerWait();
+                    read = MemorySegment.ofArray(content).mismatch(fileDst) == -1 ? "ok" : "wrong bytes";
+                } catch (StageFailedException e) {
+                    read = "failed with " + e.getCause().getClass().getSimpleName();
+                }
+                pipe.consumerRelease();
+                return "worker interrupted: " + workerInterrupted.get() + "; later file read " + read
+                    + "; channel open: " + channel.isOpen();
+            });
+            assertEquals("worker interrupted: false; later file read ok; channel open: true", outcome,
+                "closing a shared Arena during copies from it fails those stages only: the worker must not stay "
+                    + "interrupted, a later file read on the engine must succeed, the user's channel stay open");
+        } finally {
+            engine.close();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 4. A source that makes no progress fails its stage
+
+    @Test
+    void p04_zeroProgressReadFailsItsStage() {
+        List<String> outcomes = new ArrayList<>();
+        CopyEngine eofEngine = CopyEngine.builder().workers(1).name("p04-eof-copy").build();
+        try {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(eofEngine)
+                .build();
+            GatedFileChannel shortFile = new GatedFileChannel(new byte[1000]);
+            outcomes.add("file ends early: " + Bounded.outcome("p04-eof", Duration.ofSeconds(8), () ->
+                readIntoStage(state, shortFile, 0, cause -> cause instanceof EOFException ? "EOFException" : null)));
+        } finally {
+            eofEngine.close();
+        }
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p04-copy").build();
+        ZeroProgressChannel stalled = new ZeroProgressChannel();
+        try {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine).build();
+            outcomes.add("reads returning 0: " + Bounded.outcome("p04-zero", Duration.ofSeconds(8),
+                () -> readIntoStage(state, stalled, 4096, cause -> cause instanceof IOException
+                    && String.valueOf(cause.getMessage()).contains(stalled.toString())
+                    && cause.getMessage().contains("4096") ? "IOException naming the channel and position" : null)));
+        } finally {
+            stalled.giveUp();                       // ends the worker's reads whatever happened
+            engine.close();
+        }
+        assertEquals(List.of("file ends early: StageFailedException(EOFException)",
+                "reads returning 0: StageFailedException(IOException naming the channel and position)"), outcomes,
+            "a read without progress must fail its stage after a bounded number of tries; EOF still fails");
+    }
+
+    /** Reads 4096 bytes at {@code position} into a solo unified pipeline's stage and waits up to 5 s for it. */
+    private static String readIntoStage(PipelineSharedState state, FileChannel channel, long position,
+                                        Function<Throwable, String> expectedCause) {
+        Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+        pipe.producerAcquire();
+        MemcpyAsync.memcpyAsync(Arena.ofAuto().allocate(4096), channel, position, 4096, pipe);
+        pipe.producerCommit();
+        try {
+            return pipe.consumerWaitFor(Duration.ofSeconds(5)) ? "stage completed" : "no failure within 5 s";
+        } catch (StageFailedException e) {
+            String cause = expectedCause.apply(e.getCause());
+            return "StageFailedException(" + (cause != null ? cause : Bounded.describe(e.getCause())) + ")";
+        }
+    }
+
+    /** A channel whose positional reads return 0 (no progress, not EOF) until the test gives up. */
+    private static final class ZeroProgressChannel extends FileChannel {
+        private volatile boolean givenUp;
+
+        void giveUp() {
+            givenUp = true;
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            if (givenUp) {
+                throw new IOException("the test gave up on this channel");
+            }
+            return 0;
+        }
+
+        @Override
+        public String toString() {
+            return "ZeroProgressChannel[p04]";
+        }
+
+        private static IOException unsupported() {
+            return new IOException("ZeroProgressChannel supports positional reads only");
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public int write(ByteBuffer src) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long position() {
+            return 0;
+        }
+
+        @Override
+        public FileChannel position(long newPosition) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long size() {
+            return 1 << 20;
+        }
+
+        @Override
+        public FileChannel truncate(long size) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public void force(boolean metaData) {
+        }
+
+        @Override
+        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public int write(ByteBuffer src, long position) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public FileLock lock(long position, long size, boolean shared) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        protected void implCloseChannel() {
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 5. A mismatched collective make fails on every rank; consecutive makes work
+
+    @Test
+    void p05_mismatchedMakeFailsEveryRank() {
+        // the sub-cases run side by side; a make that detects a mismatch late (by a timeout) has SLOW to do so
+        PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> eachRank(2, SLOW, g -> made(() ->
+            g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
+                : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
+        PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
+            PipelineSharedState.create(ThreadScope.BLOCK, 2)};
+        Bounded.Run twoStates = Bounded.start("p05-states", () -> eachRank(2, SLOW,
+            g -> made(() -> Pipeline.make(g, states[g.threadRank()]))));
+        PipelineSharedState nullRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        PipelineRole[] roles = {PipelineRole.PRODUCER, PipelineRole.CONSUMER, null};
+        Bounded.Run withNull = Bounded.start("p05-null-role", () -> eachRank(3, SLOW,
+            g -> made(() -> Pipeline.make(g, nullRole, roles[g.threadRank()]))));
+        PipelineSharedState counts = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Bounded.Run twoCounts = Bounded.start("p05-counts", () -> eachRank(4, SLOW,
+            g -> made(() -> Pipeline.make(g, counts, g.threadRank() == 3 ? 1 : 2))));
+        PipelineSharedState reused = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        int makes = 300;
+        Bounded.Run consecutive = Bounded.start("p05-consecutive", () -> eachRank(4, SLOW, g -> {
+            for (int i = 0; i < makes; i++) {
+                int make = i;
+                String made = made(() -> switch (make % 3) {
+                    case 0 -> Pipeline.make(g, reused);
+                    case 1 -> Pipeline.make(g, reused, g.threadRank() == 0 ? PipelineRole.PRODUCER
+                        : PipelineRole.CONSUMER);
+                    default -> Pipeline.make(g, reused, 2);
+                });
+                if (!made.equals("made")) {
+                    return "make " + i + ": " + made;
+                }
+            }
+            return "all made";
+        }));
+        long deadline = System.nanoTime() + SLOW.toNanos() + 1_000_000_000L;
+        List<String> outcomes = List.of(
+            "make(g, s, 1) vs make(g, s, CONSUMER): " + countAndRole.resultBy(deadline),
+            "a different state per rank: " + twoStates.resultBy(deadline),
+            "roles PRODUCER, CONSUMER, null: " + withNull.resultBy(deadline),
+            "producer counts 2, 2, 2, 1: " + twoCounts.resultBy(deadline),
+            makes + " consecutive makes without quit: " + consecutive.resultBy(deadline));
+        assertEquals(List.of(
+                "make(g, s, 1) vs make(g, s, CONSUMER): rank 0: IllegalArgumentException | rank 1: "
+                    + "IllegalArgumentException",
+                "a different state per rank: rank 0: IllegalArgumentException | rank 1: IllegalArgumentException",
+                "roles PRODUCER, CONSUMER, null: rank 0: IllegalArgumentException | rank 1: "
+                    + "IllegalArgumentException | rank 2: IllegalArgumentException",
+                "producer counts 2, 2, 2, 1: rank 0: IllegalArgumentException | rank 1: IllegalArgumentException | "
+                    + "rank 2: IllegalArgumentException | rank 3: IllegalArgumentException",
+                makes + " consecutive makes without quit: rank 0: all made | rank 1: all made | rank 2: all made | "
+                    + "rank 3: all made"),
+            outcomes, "a mismatched collective make must fail on every rank, never hang; consecutive makes on one "
+                + "state by one group must each complete for all ranks");
+    }
+
+    private interface Make {
+        Pipeline make();
+    }
+
+    /** "made", or the simple name of what the make threw (a mismatch message may be long; the class decides). */
+    private static String made(Make make) {
+        try {
+            make.make();
+            return "made";
+        } catch (RuntimeException e) {
+            return e instanceof IllegalArgumentException ? "IllegalArgumentException"
+                : Bounded.describe(e).substring(0, Math.min(120, Bounded.describe(e).length()));
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 6. A handle used by another thread than its owner
+
+    @Test
+    void p06_foreignThreadUseIsDetected() {
+        List<String> outcomes = new ArrayList<>();
+        outcomes.add("thread scope, producerAcquire: " + foreignUse(Pipeline::make, pipe -> { },
+            Pipeline::producerAcquire));
+        outcomes.add("thread scope, producerCommit: " + foreignUse(Pipeline::make, Pipeline::producerAcquire,
+            Pipeline::producerCommit));
+        outcomes.add("unified, producerAcquire: " + foreignUse(BrokenPromisesTest::soloUnified, pipe -> { },
+            Pipeline::producerAcquire));
+        outcomes.add("unified, consumerWait: " + foreignUse(BrokenPromisesTest::soloUnified, pipe -> {
+            pipe.producerAcquire();
+            pipe.producerCommit();
+        }, Pipeline::consumerWait));
+        String named = "IllegalStateException naming both threads";
+        assertEquals(List.of("thread scope, producerAcquire: " + named, "thread scope, producerCommit: " + named,
+                "unified, producerAcquire: " + named, "unified, consumerWait: " + named), outcomes,
+            "a handle used from another thread than its owner must throw IllegalStateException naming the owner "
+                + "and the caller, with or without -ea");
+    }
+
+    private static Pipeline soloUnified() {
+        return Pipeline.make(Teams.soloGroup(), PipelineSharedState.create(ThreadScope.BLOCK, 2));
+    }
+
+    private interface PipeOp {
+        void apply(Pipeline pipe) throws Exception;
+    }
+
+    /** The owner thread makes a handle and prepares it; a foreign thread then applies {@code op} to it. */
+    private static String foreignUse(java.util.function.Supplier<Pipeline> make, PipeOp ownerFirst, PipeOp op) {
+        return Bounded.outcome("p06-owner", SLOW, () -> {
+            Pipeline pipe = make.get();
+            ownerFirst.apply(pipe);
+            return Bounded.outcome("p06-foreign", QUICK, () -> {
+                try {
+                    op.apply(pipe);
+                    return "no exception";
+                } catch (IllegalStateException e) {
+                    String m = String.valueOf(e.getMessage());
+                    return m.contains("p06-owner") && m.contains("p06-foreign")
+                        ? "IllegalStateException naming both threads" : "IllegalStateException: " + m;
+                }
+            });
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 7. Dead and idle participants: treated as quit, or reported as a hang
+
+    @Test
+    void p07_deadOrIdleParticipantsDoNotStrandTheirPeers() throws Exception {
+        // (a) a unified peer whose thread ends without quit: counts as quit once noticed
+        PipelineSharedState unified = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        ThreadTeam pair = ThreadTeam.ofPlatform(2);
+        Bounded.start("p07a-ends-without-quit", () -> {
+            Pipeline.make(pair.member(1), unified);
+            return "ended";
+        });
+        Bounded.Run survivor = Bounded.start("p07a-survivor", () -> {
+            Pipeline pipe = Pipeline.make(pair.member(0), unified);
+            for (int b = 0; b < 5; b++) {
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                pipe.consumerWait();
+                pipe.consumerRelease();
+            }
+            pipe.quit();
+            return "5 batches";
+        });
+
+        // (b) the only producer ends without quit: the consumer's wait for a batch it cannot commit names it
+        PipelineSharedState partitioned = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        ThreadTeam pair2 = ThreadTeam.ofPlatform(2);
+        Bounded.start("p07b-dead-producer", () -> {
+            Pipeline pipe = Pipeline.make(pair2.member(0), partitioned, 1);
+            pipe.producerAcquire();
+            pipe.producerCommit();
+            return "ended after batch 0";
+        });
+        Bounded.Run orphan = Bounded.start("p07b-consumer", () -> {
+            Pipeline pipe = Pipeline.make(pair2.member(1), partitioned, 1);
+            pipe.consumerWait();
+            pipe.consumerRelease();
+            try {
+                pipe.consumerWait();
+                return "batch 1 returned";
+            } catch (IllegalStateException e) {
+                String m = String.valueOf(e.getMessage());
+                return m.contains("p07b-dead-producer") || m.contains("rank 0") ? "ISE naming the dead producer"
+                    : "ISE: " + m;
+            }
+        });
+
+        // (c) a producer dies holding an acquired, uncommitted stage: that batch fails, the next one is intact
+        PipelineSharedState roles = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        ThreadTeam trio = ThreadTeam.ofPlatform(3);
+        Bounded.start("p07c-dies-holding-a-stage", () -> {
+            Pipeline.make(trio.member(1), roles, PipelineRole.PRODUCER).producerAcquire();
+            return "ended holding batch 0";
+        });
+        Bounded.start("p07c-producer", () -> {
+            Pipeline pipe = Pipeline.make(trio.member(0), roles, PipelineRole.PRODUCER);
+            for (int b = 0; b < 2; b++) {
+                pipe.producerAcquire();
+                pipe.producerCommit();
+            }
+            pipe.quit();
+            return "committed 2";
+        });
+        Bounded.Run reader = Bounded.start("p07c-consumer", () -> {
+            Pipeline pipe = Pipeline.make(trio.member(2), roles, PipelineRole.CONSUMER);
+            StringJoiner seen = new StringJoiner(", ");
+            for (int b = 0; b < 2; b++) {
+                try {
+                    pipe.consumerWait();
+                    seen.add("batch " + b + " ok");
+                } catch (StageFailedException e) {
+                    seen.add("batch " + b + " failed");
+                }
+                pipe.consumerRelease();
+            }
+            pipe.quit();
+            return seen.toString();
+        });
+
+        // (d) a thread that got a misuse exception and stays idle: its peer gets a hang report
+        CountDownLatch end = new CountDownLatch(2);
+        Bounded.Run reported = idleAfterMisuse("p07d", Duration.ofMillis(200), end,
+            pipe -> {
+                long start = System.nanoTime();
+                try {
+                    pipe.consumerWait();
+                    return "batch 1 returned";
+                } catch (IllegalStateException e) {
+                    long millis = Teams.millisSince(start);
+                    return !String.valueOf(e.getMessage()).startsWith("pipeline deadlock") ? "ISE: " + e.getMessage()
+                        : millis <= 3000 ? "'pipeline deadlock' reported in time"
+                        : "'pipeline deadlock' reported after " + millis + " ms";
+                }
+            });
+
+        // (e) the same with detection off: nothing is reported
+        Bounded.Run silent = idleAfterMisuse("p07e", Duration.ZERO, end, pipe -> {
+            try {
+                return pipe.consumerWaitFor(Duration.ofMillis(1500)) ? "batch 1 returned" : "nothing reported";
+            } catch (IllegalStateException e) {
+                return "reported: " + e.getMessage();
+            }
+        });
+
+        long deadline = System.nanoTime() + SLOW.toNanos();       // the five ran side by side
+        List<String> outcomes = List.of(
+            "unified peer ended without quit: " + survivor.resultBy(deadline),
+            "only producer ended without quit: " + orphan.resultBy(deadline),
+            "producer ended holding a stage: " + reader.resultBy(deadline),
+            "idle after misuse, 200 ms patience: " + reported.resultBy(deadline),
+            "idle after misuse, detectDeadlocks(ZERO): " + silent.resultBy(deadline));
+        end.countDown();
+        end.countDown();
+        assertEquals(List.of(
+                "unified peer ended without quit: 5 batches",
+                "only producer ended without quit: ISE naming the dead producer",
+                "producer ended holding a stage: batch 0 failed, batch 1 ok",
+                "idle after misuse, 200 ms patience: 'pipeline deadlock' reported in time",
+                "idle after misuse, detectDeadlocks(ZERO): nothing reported"), outcomes,
+            "a participant whose thread ended counts as quit (1 s default patience); an idle one after a misuse "
+                + "exception is reported as a hang, unless detection is off");
+    }
+
+    /**
+     * A producer (rank 0) commits batch 0, then calls a consumer operation (a misuse), then idles (alive) until
+     * {@code end}; its consumer peer (rank 1) takes batch 0 and then runs {@code peerWait} for batch 1.
+     */
+    private static Bounded.Run idleAfterMisuse(String name, Duration patience, CountDownLatch end, PipeCheck peerWait) {
+        PipelineSharedState state;
+        try {
+            state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(patience).build();
+        } catch (RuntimeException e) {
+            String failure = "detectDeadlocks(" + patience + ") threw " + Bounded.describe(e);
+            return Bounded.start(name, () -> failure);
+        }
+        ThreadTeam pair = ThreadTeam.ofPlatform(2);
+        Bounded.start(name + "-misuser", () -> {
+            Pipeline pipe = Pipeline.make(pair.member(0), state, PipelineRole.PRODUCER);
+            pipe.producerAcquire();
+            pipe.producerCommit();
+            String misuse;
+            try {
+                pipe.consumerWait();
+                misuse = "no exception";
+            } catch (IllegalStateException e) {
+                misuse = "IllegalStateException";
+            }
+            end.await(20, TimeUnit.SECONDS);
+            return misuse;
+        });
+        return Bounded.start(name + "-peer", () -> {
+            Pipeline pipe = Pipeline.make(pair.member(1), state, PipelineRole.CONSUMER);
+            pipe.consumerWait();
+            pipe.consumerRelease();
+            try {
+                return peerWait.check(pipe);
+            } finally {
+                end.countDown();
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 8. A unified thread waiting for a batch it never committed: "would wait forever", whatever the timeout
+
+    @Test
+    void p08_unifiedSelfWaitIsRefusedWhateverTheTimeout() {
+        Bounded.Run untimed = selfWait("p08-wait", pipe -> {
+            pipe.consumerWait();
+            return "returned";
+        });
+        Bounded.Run century = selfWait("p08-100-years",
+            pipe -> "returned " + pipe.consumerWaitFor(Duration.ofDays(36_525)));
+        Bounded.Run milli = selfWait("p08-1-ms", pipe -> "returned " + pipe.consumerWaitFor(Duration.ofMillis(1)));
+        long deadline = System.nanoTime() + QUICK.toNanos();
+        List<String> outcomes = List.of("consumerWait: " + untimed.resultBy(deadline),
+            "consumerWaitFor(100 years): " + century.resultBy(deadline),
+            "consumerWaitFor(1 ms): " + milli.resultBy(deadline));
+        String refused = "IllegalStateException 'would wait forever'";
+        assertEquals(List.of("consumerWait: " + refused, "consumerWaitFor(100 years): " + refused,
+                "consumerWaitFor(1 ms): " + refused), outcomes,
+            "a unified thread waiting for a batch it has not committed itself can never be satisfied, whatever "
+                + "its timeout");
+    }
+
+    private static Bounded.Run selfWait(String name, PipeCheck wait) {
+        return Bounded.start(name, () -> {
+            Pipeline pipe = soloUnified();
+            try {
+                return wait.check(pipe);
+            } catch (IllegalStateException e) {
+                return String.valueOf(e.getMessage()).contains("would wait forever")
+                    ? "IllegalStateException 'would wait forever'" : "IllegalStateException: " + e.getMessage();
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 9. Absurd arguments: clamped patience; a closed arena named as such, not as an overlap
+
+    @Test
+    void p09_absurdArgumentsGetClearAnswers() {
+        List<String> outcomes = new ArrayList<>();
+        outcomes.add("detectDeadlocks(Long.MAX_VALUE s): " + thrown(() ->
+            PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(Duration.ofSeconds(Long.MAX_VALUE))
+                .build()));
+        outcomes.add("detectDeadlocks(-1 ms): " + thrown(() ->
+            PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(Duration.ofMillis(-1))));
+        for (long size : new long[] {64, 1 << 20}) {
+            for (boolean sourceClosed : new boolean[] {true, false}) {
+                Arena arena = Arena.ofShared();
+                MemorySegment closed = arena.allocate(size);
+                arena.close();
+                MemorySegment open = Arena.ofAuto().allocate(size);
+                Barrier barrier = new Barrier(1);
+                String outcome = thrown(() -> MemcpyAsync.memcpyAsync(sourceClosed ? open : closed,
+                    sourceClosed ? closed : open, size, barrier));
+                outcomes.add((sourceClosed ? "source" : "destination") + " arena closed, " + size + " B: " + outcome);
+            }
+        }
+        String named = "IllegalArgumentException naming the closed segment";
+        assertEquals(List.of("detectDeadlocks(Long.MAX_VALUE s): no exception",
+                "detectDeadlocks(-1 ms): IllegalArgumentException",
+                "source arena closed, 64 B: " + named, "destination arena closed, 64 B: " + named,
+                "source arena closed, 1048576 B: " + named, "destination arena closed, 1048576 B: " + named),
+            outcomes, "an absurd patience is clamped (a negative one rejected); a barrier copy with a closed arena "
+                + "names the closed segment ('closed'), not an overlap");
+    }
+
+    private interface Action {
+        void run() throws Exception;
+    }
+
+    /** "no exception", or what was thrown; an IllegalArgumentException about a closed segment is named so. */
+    private static String thrown(Action action) {
+        try {
+            action.run();
+            return "no exception";
+        } catch (IllegalArgumentException e) {
+            String m = String.valueOf(e.getMessage());
+            if (m.contains("closed") && !m.contains("overlap")) {
+                return "IllegalArgumentException naming the closed segment";
+            }
+            return m.contains("overlap") ? "IllegalArgumentException: " + m : "IllegalArgumentException";
+        } catch (Exception | Error e) {
+            return e.getClass().getSimpleName();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 10. Confined memory is rejected up front, whatever the size
+
+    @Test
+    void p10_confinedSegmentsAreRejectedWhateverTheSize() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p10-copy").build();
+        List<String> outcomes = new ArrayList<>();
+        try (Arena confined = Arena.ofConfined()) {
+            try {
+                for (long size : new long[] {64, 1 << 20}) {
+                    MemorySegment src = confined.allocate(size);
+                    MemorySegment dst = confined.allocate(size);
+                    Pipeline pipe = Pipeline.make(engine);
+                    pipe.producerAcquire();
+                    outcomes.add("pipeline, " + size + " B: " + confinedOutcome(
+                        () -> MemcpyAsync.memcpyAsync(dst, src, size, pipe)));
+                    outcomes.add("barrier, " + size + " B: " + confinedOutcome(
+                        () -> MemcpyAsync.memcpyAsync(dst, src, size, new Barrier(1))));
+                }
+            } finally {
+                engine.close();         // before the arena closes: no worker may still touch its segments
+            }
+        }
+        String rejected = "IllegalArgumentException saying to use Arena.ofShared() or ofAuto()";
+        assertEquals(List.of("pipeline, 64 B: " + rejected, "barrier, 64 B: " + rejected,
+                "pipeline, 1048576 B: " + rejected, "barrier, 1048576 B: " + rejected), outcomes,
+            "memcpyAsync with a confined segment must be rejected at the call, whatever the size");
+    }
+
+    private static String confinedOutcome(Action copy) {
+        try {
+            copy.run();
+            return "accepted";
+        } catch (IllegalArgumentException e) {
+            String m = String.valueOf(e.getMessage());
+            return m.contains("Arena.ofShared()") && m.contains("ofAuto()")
+                ? "IllegalArgumentException saying to use Arena.ofShared() or ofAuto()"
+                : "IllegalArgumentException: " + m;
+        } catch (Exception e) {
+            return Bounded.describe(e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 11. Over-arrival is checked before it touches the barrier
+
+    @Test
+    void p11_overArrivalLeavesTheBarrierUnchanged() {
+        Barrier barrier = new Barrier(3);
+        barrier.arrive();
+        String overArrival = thrown(() -> barrier.arrive(Integer.MAX_VALUE));
+        String after = "phase " + barrier.phase() + ", expected " + barrier.expected();
+        AtomicReference<String> phases = new AtomicReference<>();
+        String rest = thrown(() -> {
+            barrier.arrive();
+            long middle = barrier.phase();
+            barrier.arrive();
+            phases.set("two more arrivals: phase " + middle + " then " + barrier.phase());
+        });
+        assertEquals("arrive(MAX_VALUE): IllegalStateException; phase 0, expected 3; two more arrivals: phase 0 then 1",
+            "arrive(MAX_VALUE): " + overArrival + "; " + after + "; " + (phases.get() != null ? phases.get() : rest),
+            "new Barrier(3); arrive(); arrive(Integer.MAX_VALUE) must be refused and leave 1 of 3 arrived");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 12. Timeouts of a few nanoseconds
+
+    @Test
+    void p12_nanosecondTimeoutsReturnFalse() {
+        long[] nanos = {1, 100, 200, 1000};
+        List<Bounded.Run> parityWaits = new ArrayList<>();
+        for (long n : nanos) {
+            parityWaits.add(Bounded.start("p12-parity-" + n, () -> {
+                Barrier pending = new Barrier(2);
+                return String.valueOf(pending.tryWaitParity(false, Duration.ofNanos(n)));
+            }));
+        }
+        long deadline = System.nanoTime() + QUICK.toNanos();
+        StringJoiner barrier = new StringJoiner(", ");
+        for (int i = 0; i < nanos.length; i++) {
+            barrier.add(nanos[i] + " ns: " + parityWaits.get(i).resultBy(deadline));
+        }
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        CountDownLatch done = new CountDownLatch(1);
+        String stage = eachRank(2, SLOW, g -> {
+            if (g.threadRank() == 0) {
+                Pipeline pipe = Pipeline.make(g, state, PipelineRole.PRODUCER);
+                done.await(10, TimeUnit.SECONDS);                  // commits nothing: stage 0 stays pending
+                pipe.quit();
+                return "idle producer";
+            }
+            Pipeline pipe = Pipeline.make(g, state, PipelineRole.CONSUMER);
+            try {
+                StringJoiner waits = new StringJoiner(", ");
+                for (long n : nanos) {
+                    waits.add(n + " ns: " + pipe.consumerWaitFor(Duration.ofNanos(n)));
+                }
+                return waits.toString();
+            } finally {
+                done.countDown();
+            }
+        });
+        assertEquals(List.of("tryWaitParity: 1 ns: false, 100 ns: false, 200 ns: false, 1000 ns: false",
+                "consumerWaitFor: rank 0: idle producer | rank 1: 1 ns: false, 100 ns: false, 200 ns: false, "
+                    + "1000 ns: false"),
+            List.of("tryWaitParity: " + barrier, "consumerWaitFor: " + stage),
+            "a timeout of 1 ns .. 1 us on a pending phase or stage must return false (its deadline passes at once)");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 13. A completion action that waits on its own barrier, or copies into it
+
+    @Test
+    void p13_completionWaitingOnItsOwnBarrierIsRefused() {
+        Bounded.Run await = Bounded.start("p13-await", () -> {
+            AtomicLong token = new AtomicLong();
+            Barrier[] barrier = new Barrier[1];
+            barrier[0] = new Barrier(2, () -> barrier[0].await(token.get()));
+            token.set(barrier[0].arrive());
+            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
+        });
+        Bounded.Run parity = Bounded.start("p13-parity", () -> {
+            Barrier[] barrier = new Barrier[1];
+            barrier[0] = new Barrier(1, () -> barrier[0].waitParity(false));
+            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
+        });
+        Bounded.Run copy = Bounded.start("p13-copy", () -> {
+            MemorySegment src = Arena.ofAuto().allocate(64);
+            MemorySegment dst = Arena.ofAuto().allocate(64);
+            Barrier[] barrier = new Barrier[1];
+            barrier[0] = new Barrier(1, () -> MemcpyAsync.memcpyAsync(dst, src, 64, barrier[0]));
+            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
+        });
+        long deadline = System.nanoTime() + QUICK.toNanos();
+        List<String> outcomes = List.of("await(current token): " + await.resultBy(deadline),
+            "waitParity(current parity): " + parity.resultBy(deadline),
+            "memcpyAsync into it: " + copy.resultBy(deadline));
+        String refused = "IllegalStateException, phase 1";
+        assertEquals(List.of("await(current token): " + refused, "waitParity(current parity): " + refused,
+                "memcpyAsync into it: " + refused), outcomes,
+            "a completion that waits for the phase it completes, or copies into it, must get an "
+                + "IllegalStateException from the arrival that ran it, and the phase must still complete");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 14. Arrival tokens are checked
+
+    @Test
+    void p14_invalidTokensAreRejected() {
+        Barrier barrier = new Barrier(2);
+        long token = barrier.arrive();                              // phase 0 pending: 1 of 2 arrived
+        Barrier other = new Barrier(2);
+        long otherToken = other.arrive();
+        long plainPhase = barrier.phase();
+        List<Bounded.Run> awaits = List.of(awaitRun(barrier, "token + 1", token + 1),
+            awaitRun(barrier, "another barrier's token", otherToken), awaitRun(barrier, "-1", -1),
+            awaitRun(barrier, "1L << 40", 1L << 40), awaitRun(barrier, "plain phase number " + plainPhase, plainPhase));
+        long deadline = System.nanoTime() + QUICK.toNanos();
+        List<String> outcomes = new ArrayList<>();
+        for (Bounded.Run await : awaits) {
+            outcomes.add(await.resultBy(deadline));
+        }
+        barrier.arrive();                                           // phase 0 completes
+        outcomes.add(awaitRun(barrier, "its own token, phase completed", token).result(QUICK));
+        other.arrive();
+        String rejected = "IllegalArgumentException";
+        assertEquals(List.of("token + 1: " + rejected, "another barrier's token: " + rejected, "-1: " + rejected,
+                "1L << 40: " + rejected, "plain phase number 0: " + rejected,
+                "its own token, phase completed: returned"), outcomes,
+            "await with a value that is no token of this barrier, or names a phase not begun, must throw "
+                + "IllegalArgumentException instead of returning at once or hanging");
+    }
+
+    private static Bounded.Run awaitRun(Barrier barrier, String what, long token) {
+        return Bounded.start("p14-await", () -> {
+            try {
+                barrier.await(token);
+                return what + ": returned";
+            } catch (IllegalArgumentException e) {
+                return what + ": IllegalArgumentException";
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 15. CopyEngine.close() from a copy's completion
+
+    @Test
+    void p15_engineCloseFromACompletionReturns() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p15-copy").build();
+        String outcome = Bounded.outcome("p15", SLOW, () -> {
+            CountDownLatch closed = new CountDownLatch(1);
+            AtomicReference<String> result = new AtomicReference<>("completion not run");
+            AtomicReference<Thread> worker = new AtomicReference<>();
+            engine.copy(Arena.ofAuto().allocate(1 << 20), Arena.ofAuto().allocate(1 << 20), failure -> {
+                worker.set(Thread.currentThread());
+                try {
+                    engine.close();
+                    result.set("close returned");
+                } catch (RuntimeException e) {
+                    result.set("close threw " + Bounded.describe(e));
+                } finally {
+                    closed.countDown();
+                }
+            });
+            if (!closed.await(QUICK.toMillis(), TimeUnit.MILLISECONDS)) {
+                Thread w = worker.get();
+                return w == null ? "the copy did not complete within " + QUICK.toMillis() + " ms"
+                    : "close did not return within " + QUICK.toMillis() + " ms: the worker is " + w.getState()
+                        + " in " + ThreadStates.frames(w, 3);
+            }
+            return result.get();
+        });
+        assertEquals("close returned", outcome, "CopyEngine.close() called from a copy's completion must not join "
+            + "the worker that runs it");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // 16. A closed engine rejects copies of every size
+
+    @Test
+    void p16_closedEngineRejectsCopiesOfEverySize() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p16-copy").build();
+        Pipeline threadScope = Pipeline.make(engine);
+        Pipeline shared = Pipeline.make(Teams.soloGroup(),
+            PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine).build());
+        engine.close();
+        List<String> outcomes = new ArrayList<>();
+        for (long size : new long[] {64, 1 << 20}) {
+            MemorySegment src = Arena.ofAuto().allocate(size);
+            MemorySegment dst = Arena.ofAuto().allocate(size);
+            outcomes.add("thread scope, " + size + " B: " + closedOutcome(threadScope, dst, src, size));
+            outcomes.add("shared state, " + size + " B: " + closedOutcome(shared, dst, src, size));
+        }
+        String rejected = "IllegalStateException 'closed'";
+        assertEquals(List.of("thread scope, 64 B: " + rejected, "shared state, 64 B: " + rejected,
+                "thread scope, 1048576 B: " + rejected, "shared state, 1048576 B: " + rejected), outcomes,
+            "a closed copy engine must reject copies of every size, inline-sized ones too");
+    }
+
+    private static String closedOutcome(Pipeline pipe, MemorySegment dst, MemorySegment src, long size) {
+        pipe.producerAcquire();
+        try {
+            MemcpyAsync.memcpyAsync(dst, src, size, pipe);
+            return "accepted";
+        } catch (IllegalStateException e) {
+            return String.valueOf(e.getMessage()).contains("closed") ? "IllegalStateException 'closed'"
+                : "IllegalStateException: " + e.getMessage();
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Support
+
+    /** One rank's sub-case; returns its outcome in words. */
+    private interface RankOutcome {
+        String run(Group group) throws Exception;
+    }
+
+    /**
+     * Runs {@code body} on every rank of a platform team, bounded by {@code limit}; returns
+     * "rank 0: outcome | rank 1: outcome ..." (an exception is an outcome), followed by the team's hang report
+     * if some rank did not finish.
+     */
+    private static String eachRank(int size, Duration limit, RankOutcome body) {
+        AtomicReferenceArray<String> results = new AtomicReferenceArray<>(size);
+        String hang = "";
+        try {
+            ThreadTeam.ofPlatform(size).run(limit, g -> {
+                String result;
+                try {
+                    result = body.run(g);
+                } catch (Throwable t) {
+                    result = Bounded.describe(t);
+                }
+                results.set(g.threadRank(), result);
+            });
+        } catch (ThreadTeam.TeamFailure f) {
+            hang = " | " + f.getMessage();
+        }
+        StringJoiner all = new StringJoiner(" | ");
+        for (int rank = 0; rank < size; rank++) {
+            all.add("rank " + rank + ": " + (results.get(rank) == null ? "no outcome" : results.get(rank)));
+        }
+        return all + hang;
+    }
+}
