@@ -21,7 +21,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *   arriveAndDrop()           arrive, and be expected one fewer time in every later phase
  * </pre>
  *
- * <p>Tokens ({@code cuda::barrier::arrival_token}) are opaque: the low 24 bits hold the phase, bits 32-62 an
+ * <p>Tokens ({@code cuda::barrier::arrival_token}) are opaque: the low 23 bits hold the phase, bits 32-62 an
  * identity of the barrier. So a token of another barrier, a value that is no token, or a token of a phase that
  * has not begun is refused with {@link IllegalArgumentException} instead of returning at once or hanging.
  *
@@ -195,7 +195,7 @@ public final class Barrier {
         return phases.expected();
     }
 
-    /** The current phase's number, counted from 0 modulo 2^24 (a plain number, not a token). */
+    /** The current phase's number, counted from 0 modulo 2^23 (a plain number, not a token). */
     public long phase() {
         return phases.phase();
     }

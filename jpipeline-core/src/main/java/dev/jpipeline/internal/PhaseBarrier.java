@@ -13,14 +13,17 @@ import java.lang.invoke.VarHandle;
  *
  * The whole barrier is one 64-bit word, updated only by CAS, so every transition is atomic:
  *
- *     63            40 39            20 19             0
- *    +----------------+----------------+----------------+
- *    | phase (24 bits)| expected (20)  | arrived (20)   |
- *    +----------------+----------------+----------------+
+ *     63          41  40  39            20 19             0
+ *    +--------------+---+----------------+----------------+
+ *    | phase (23)   | W | expected (20)  | arrived (20)   |
+ *    +--------------+---+----------------+----------------+
  *
- *  - phase: the number of completed phases, modulo 2^24. A waiter for round k waits while phase == k.
+ *  - phase: the number of completed phases, modulo 2^23. A waiter for round k waits while phase == k.
  *    The pipeline never lets a barrier run more than one phase ahead of any waiter (libcu++ relies on the same
- *    invariant with a single parity bit), so 24 bits leave ample room to detect protocol violations.
+ *    invariant with a single parity bit), so 23 bits leave ample room to detect protocol violations.
+ *  - W (withdrawn): the current phase had an arrival that a party's drop withdrew (see dropFromRound). When the
+ *    last party then drops, the phase completes (it had real arrivals) instead of being abandoned. Cleared
+ *    whenever a phase completes; kept by every other transition.
  *  - expected: arrivals needed per phase; at most 2^20 - 1, the limit CUDA reports for a block-scope barrier.
  *    Dropping a party lowers it for the current or the next phase (see dropFromRound).
  *  - arrived: arrivals in the current phase. The arrival that makes arrived == expected completes the phase:
@@ -51,11 +54,13 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     /** Largest number of parties (2^20 - 1): the same bound CUDA's block-scope {@code barrier::max()} reports. */
     public static final int MAX_PARTIES = (1 << 20) - 1;
-    /** Phases are counted modulo 2^24. */
-    public static final int PHASE_MASK = (1 << 24) - 1;
+    /** Phases are counted modulo 2^23. */
+    public static final int PHASE_MASK = (1 << 23) - 1;
 
     private static final int EXPECTED_SHIFT = 20;
-    private static final int PHASE_SHIFT = 40;
+    private static final int PHASE_SHIFT = 41;
+    /** The withdrawn flag (W): the current phase had an arrival withdrawn by a drop. */
+    private static final long WITHDRAWN = 1L << 40;
     private static final long COUNT_MASK = MAX_PARTIES;
 
     private final Runnable completion;
@@ -105,7 +110,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return ((long) (phase & PHASE_MASK) << PHASE_SHIFT) | ((long) expected << EXPECTED_SHIFT) | arrived;
     }
 
-    /** The current phase (completed phases modulo 2^24). */
+    /** The current phase (completed phases modulo 2^23). */
     public int phase() {
         return phaseOf(lvState());
     }
@@ -120,7 +125,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return arrivedOf(lvState());
     }
 
-    /** Whether phase {@code round} (counted from 0, taken modulo 2^24) has completed. */
+    /** Whether phase {@code round} (counted from 0, taken modulo 2^23) has completed. */
     public boolean isComplete(int round) {
         return phaseOf(lvState()) != (round & PHASE_MASK);
     }
@@ -165,8 +170,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * phase, and it will not come. If the barrier is still in the phase before it (the party already arrived
      * there), that arrival is withdrawn together with the party, so the current phase still needs exactly the
      * arrivals it needed and every later phase needs one fewer. If the barrier is at {@code round}, the phase
-     * completes when the arrivals it already has are now enough; when no party is left it never completes
-     * and its waiters see {@link WaitStatus#ABANDONED}. (This is a pipeline's {@code quit}, not an arrival.)
+     * completes when the arrivals it already has are now enough; when no party is left it completes if an
+     * earlier drop withdrew one of its arrivals (it had real arrivals, and nobody else will come), else it never
+     * completes and its waiters see {@link WaitStatus#ABANDONED}. (This is a pipeline's {@code quit}, not an
+     * arrival.)
      *
      * @throws IllegalStateException when the barrier is neither at {@code round} nor one phase before it
      */
@@ -182,8 +189,8 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                     + " of a barrier at phase " + phase + " (expected " + expected + ", arrived " + arrived + ")");
             }
             boolean done = lag == 1
-                ? casState(s, pack(phase, expected - 1, arrived - 1))
-                : leave(s, arrived > 0 && arrived == expected - 1);
+                ? casState(s, pack(phase, expected - 1, arrived - 1) | WITHDRAWN)
+                : leave(s, (arrived > 0 && arrived == expected - 1) || (expected == 1 && (s & WITHDRAWN) != 0));
             if (done) {
                 if (expected == 1) {
                     signalAll();   // nobody is left to complete this phase: waiters must find out
@@ -218,7 +225,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 Thread.onSpinWait();        // a completion action is running: the phase is about to advance
                 continue;
             }
-            if (casState(s, pack(phaseOf(s), expected + 1, arrived))) {
+            if (casState(s, s + (1L << EXPECTED_SHIFT))) {
                 return;
             }
         }
@@ -302,7 +309,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         int phase = phaseOf(s);
         int expected = expectedOf(s) - 1;
         if (!completes) {
-            return casState(s, pack(phase, expected, arrivedOf(s)));
+            return casState(s, pack(phase, expected, arrivedOf(s)) | (s & WITHDRAWN));
         }
         if (completion == null) {
             if (casState(s, pack(phase + 1, expected, 0))) {

@@ -92,14 +92,38 @@ class PhaseBarrierTest {
     }
 
     @Test
-    void phaseCounterWrapsModulo24Bits() {
+    void aPhaseWhoseLastPartyDropsAfterAWithdrawnArrivalCompletesInsteadOfBeingAbandoned() {
+        // two producers: A commits round 0 and quits (its arrival is withdrawn with it), B then quits before
+        // committing: round 0 had A's real arrival and nobody else will come, so it completes; round 1 has no one
+        PhaseBarrier b = new PhaseBarrier(2);
+        b.arrive(1);                    // A's commit of round 0
+        b.dropFromRound(1);             // A quits: withdrawn from round 0, gone from round 1 on
+        assertEquals(0, b.phase());
+        assertEquals(1, b.expected());
+        b.dropFromRound(0);             // B quits without committing round 0
+        assertTrue(b.isComplete(0), "round 0 had a real arrival: it completes");
+        assertEquals(WaitStatus.COMPLETE, b.await(0, PhaseBarrier.POLL_ONCE, false));
+        assertEquals(WaitStatus.ABANDONED, b.await(1, PhaseBarrier.POLL_ONCE, false), "round 1 has no party left");
+    }
+
+    @Test
+    void aPhaseWhosePartiesAllDropWithoutArrivingIsAbandoned() {
+        PhaseBarrier b = new PhaseBarrier(2);
+        b.dropFromRound(0);
+        b.dropFromRound(0);
+        assertFalse(b.isComplete(0));
+        assertEquals(WaitStatus.ABANDONED, b.await(0, PhaseBarrier.POLL_ONCE, false));
+    }
+
+    @Test
+    void phaseCounterWrapsModulo23Bits() {
         PhaseBarrier b = new PhaseBarrier(1);
-        for (int i = 0; i < (1 << 24) + 3; i++) {
+        for (int i = 0; i < (1 << 23) + 3; i++) {
             b.arrive(1);
         }
         assertEquals(3, b.phase());
-        assertTrue(b.isComplete((1 << 24) + 2));
-        assertFalse(b.isComplete((1 << 24) + 3));
+        assertTrue(b.isComplete((1 << 23) + 2));
+        assertFalse(b.isComplete((1 << 23) + 3));
     }
 
     @Test
