@@ -356,6 +356,153 @@ class HostileReviewTest {
     }
 
     // -------------------------------------------------------------------------------------------------------------
+    // 8. A wait strategy that idles for a while (the Disruptor's SleepingWaitStrategy shape) breaks deadlines
+
+    /**
+     * Waiting reads the clock only every 256 idle attempts. A strategy whose idle() parks 2 ms (a "brief" idle by
+     * the interface's contract, and what the Disruptor's SleepingWaitStrategy does) makes consumerWaitFor(20 ms)
+     * return after about 512 ms, and delays interrupts and stall checks by the same factor.
+     */
+    @Test
+    void aTimedWaitHonoursItsDeadlineUnderASleepingStrategy() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            WaitStrategy sleeping = attempt -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+                return true;
+            };
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).waitStrategy(sleeping)
+                .detectDeadlocks(Duration.ZERO).build();
+            CountDownLatch consumerDone = new CountDownLatch(1);
+            AtomicReference<Long> waitedMillis = new AtomicReference<>();
+            ThreadTeam.ofPlatform(2).run(BOUND, g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                if (g.threadRank() == 0) {
+                    pipe.producerAcquire();             // alive, never commits while the consumer measures
+                    try {
+                        consumerDone.await();
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                    pipe.producerCommit();
+                } else {
+                    long start = System.nanoTime();
+                    boolean ready = pipe.consumerWaitFor(Duration.ofMillis(20));
+                    waitedMillis.set(Teams.millisSince(start));
+                    consumerDone.countDown();
+                    if (!ready) {
+                        pipe.consumerWait();
+                    }
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            });
+            assertTrue(waitedMillis.get() < 200, "consumerWaitFor(20 ms) returned after " + waitedMillis.get()
+                + " ms: the deadline is only looked at every 256 idle calls");
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 9. A Barrier completion action run by a copy's landing: its exception is lost
+
+    /**
+     * "If it throws, the phase still completes and the exception propagates from the arrival that ran it." When
+     * the last arrival is a memcpyAsync landing, the completion runs on a copy-engine worker: its exception goes to
+     * that worker's uncaught-exception handler, and every thread of the barrier carries on as if the completion
+     * had succeeded. (A completion that blocks likewise blocks a worker of the JVM-wide shared engine.)
+     */
+    @Test
+    void aCompletionFailureRunByACopyLandingReachesTheBarriersThreads() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            Barrier barrier = new Barrier(1, () -> {
+                throw new IllegalStateException("the completion action failed");
+            });
+            MemorySegment src = Arena.ofShared().allocate(1 << 20);
+            MemorySegment dst = Arena.ofShared().allocate(1 << 20);
+            Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+            AtomicReference<Throwable> seenByWorker = new AtomicReference<>();
+            Thread.setDefaultUncaughtExceptionHandler((t, e) -> seenByWorker.set(e));
+            Throwable seenByThread = null;
+            try {
+                assertTrue(MemcpyAsync.memcpyAsync(dst, src, 1 << 20, barrier) == AsyncContractFulfillment.ASYNC);
+                long token;
+                try {
+                    token = barrier.arrive();           // the copy is usually still in flight: its landing completes
+                } catch (IllegalStateException ranHere) {
+                    return;                             // the copy landed first; the exception reached us: fine
+                }
+                try {
+                    barrier.await(token);
+                } catch (IllegalStateException e) {
+                    seenByThread = e;
+                }
+            } finally {
+                Thread.setDefaultUncaughtExceptionHandler(before);
+            }
+            assertNotNull(seenByThread, "the completion's exception reached no thread of the barrier"
+                + (seenByWorker.get() == null ? "" : "; it went to the copy worker's handler: " + seenByWorker.get()));
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Checked and sound (pass on the current code; kept as guards)
+
+    /** A file read that takes 1.5 s (patience 100 ms) is progress, not a hang. */
+    @Test
+    void aLongFileReadIsNotReportedAsAHang() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+            CountDownLatch gate = file.gate(0);
+            MemorySegment stage = Arena.ofShared().allocate(4096);
+            Thread opener = Thread.ofPlatform().start(() -> {
+                Teams.sleepMillis(1_500);
+                gate.countDown();
+            });
+            ThreadTeam.ofPlatform(2).run(BOUND, g -> {
+                try (Pipeline pipe = Pipeline.make(g, state, 1)) {
+                    if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        MemcpyAsync.memcpyAsync(stage, file, 0, 4096, pipe);
+                        pipe.producerCommit();
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        for (int b = 0; b < 2; b++) {
+                            pipe.consumerWait();
+                            pipe.consumerRelease();
+                        }
+                    }
+                }
+            });
+            opener.join();
+        });
+    }
+
+    /** A producer computing 1 s between commits (patience 100 ms) while two consumers wait is never reported. */
+    @Test
+    void aSlowProducerIsNotReportedAsAHang() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                try (Pipeline pipe = Pipeline.make(g, state, 1)) {
+                    for (int b = 0; b < 2; b++) {
+                        if (g.threadRank() == 0) {
+                            Teams.sleepMillis(1_000);
+                            pipe.producerAcquire();
+                            pipe.producerCommit();
+                        } else {
+                            pipe.consumerWait();
+                            pipe.consumerRelease();
+                        }
+                    }
+                }
+            });
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
     // Helpers (same module: the engine's fields are read reflectively, nothing is changed)
 
     private static Object field(Object target, String name) throws ReflectiveOperationException {
