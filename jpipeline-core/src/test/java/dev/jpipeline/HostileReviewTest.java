@@ -502,6 +502,66 @@ class HostileReviewTest {
         });
     }
 
+    /** Count partition of 3, P = 2: rank 1's thread ends before its first operation; the others proceed. */
+    @Test
+    void aDeadUndecidedThreadInACountPartitionIsSettled() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(3);
+            Thread dead = Thread.ofPlatform().start(() -> Pipeline.make(team.member(1), state, 2));
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            Thread producer = Thread.ofPlatform().start(() -> {
+                try (Pipeline pipe = Pipeline.make(team.member(0), state, 2)) {
+                    for (int b = 0; b < 5; b++) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    }
+                } catch (Throwable t) {
+                    error.set(t);
+                }
+            });
+            try (Pipeline pipe = Pipeline.make(team.member(2), state, 2)) {
+                for (int b = 0; b < 5; b++) {
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                }
+            }
+            dead.join();
+            producer.join();
+            if (error.get() != null) {
+                fail(error.get());
+            }
+        });
+    }
+
+    /** The same group makes on one state 200 times without quitting (upstream's group test). */
+    @Test
+    void consecutiveMakesOnOneStateNeverMix() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                for (int i = 0; i < 200; i++) {
+                    Pipeline pipe = i % 3 == 0 ? Pipeline.make(g, state)
+                        : i % 3 == 1 ? Pipeline.make(g, state, 1)
+                        : Pipeline.make(g, state, g.threadRank() == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                    if (i % 3 == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    } else if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+            });
+        });
+    }
+
     // -------------------------------------------------------------------------------------------------------------
     // Helpers (same module: the engine's fields are read reflectively, nothing is changed)
 
