@@ -1,0 +1,704 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import dev.jpipeline.copy.CopyEngine;
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.reflect.Field;
+import java.nio.ByteBuffer;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.ReadableByteChannel;
+import java.nio.channels.WritableByteChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A hostile review of the rewritten engine (issue 8): each test reproduces one problem and fails on the code it
+ * was written against. Every wait is bounded.
+ */
+class HostileReviewTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(30);
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 1. quit() while holding an acquired, uncommitted stage delivers that stage to the consumers as complete
+
+    /**
+     * The producer acquires, hands a file read to the engine, then fails and leaves through try-with-resources
+     * (close -> quit) without committing. The batch was never committed by anybody, yet when the read lands the
+     * consumer's wait returns normally and it consumes the stage as if it were good.
+     */
+    @Test
+    void quitHoldingAnAcquiredStageWithACopyInFlightMustNotDeliverTheUncommittedBatch() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            ThreadTeam team = ThreadTeam.ofPlatform(2);
+            GatedFileChannel file = new GatedFileChannel(new byte[1 << 16]);
+            CountDownLatch gate = file.gate(0);
+            MemorySegment stage = Arena.ofShared().allocate(1 << 16);
+            CountDownLatch producerLeft = new CountDownLatch(1);
+            AtomicReference<Object> consumerSaw = new AtomicReference<>();
+            Thread producer = Thread.ofPlatform().start(() -> {
+                try (Pipeline pipe = Pipeline.make(team.member(0), state, PipelineRole.PRODUCER)) {
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(stage, file, 0, 1 << 16, pipe);
+                    throw new IllegalStateException("the producer's own code fails while filling the stage");
+                } catch (IllegalStateException expected) {
+                    // left through close() -> quit()
+                }
+                producerLeft.countDown();
+            });
+            Thread consumer = Thread.ofPlatform().start(() -> {
+                Pipeline pipe = Pipeline.make(team.member(1), state, PipelineRole.CONSUMER);
+                try {
+                    pipe.consumerWait();
+                    consumerSaw.set("the uncommitted batch 0 was delivered as complete");
+                } catch (RuntimeException e) {
+                    consumerSaw.set(e);
+                }
+            });
+            producerLeft.await();
+            gate.countDown();
+            consumer.join();
+            producer.join();
+            assertInstanceOf(RuntimeException.class, consumerSaw.get(),
+                "no producer committed batch 0; its consumer must get StageFailedException (or 'no producer is "
+                    + "left'), not the stage");
+        });
+    }
+
+    /**
+     * The same without any copy: two producers of a count partition fill halves of one stage; rank 0 fails half
+     * way and leaves through close(). Rank 1 commits, the stage completes, and the consumer reads rank 0's half,
+     * which was never written: silent corruption, whereas a producer whose thread dies in the same place makes
+     * the batch fail (StageFailedException).
+     */
+    @Test
+    void quitHoldingAnAcquiredStageInACountPartitionMustFailTheBatch() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 1);
+            MemorySegment stage = Arena.ofShared().allocate(16);
+            AtomicReference<Object> consumerSaw = new AtomicReference<>();
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                int rank = g.threadRank();
+                try (Pipeline pipe = Pipeline.make(g, state, 2)) {
+                    if (rank == 2) {
+                        try {
+                            pipe.consumerWait();
+                            consumerSaw.set("delivered: half0=" + stage.get(ValueLayout.JAVA_LONG, 0) + " half1="
+                                + stage.get(ValueLayout.JAVA_LONG, 8));
+                            pipe.consumerRelease();
+                        } catch (RuntimeException e) {
+                            consumerSaw.set(e);
+                        }
+                        return;
+                    }
+                    pipe.producerAcquire();
+                    if (rank == 0) {
+                        try {
+                            throw new IllegalStateException("rank 0 fails before writing its half");
+                        } catch (IllegalStateException expected) {
+                            return;                     // close() -> quit() with the stage acquired
+                        }
+                    }
+                    stage.set(ValueLayout.JAVA_LONG, 8, 42);
+                    pipe.producerCommit();
+                }
+            });
+            assertInstanceOf(RuntimeException.class, consumerSaw.get(),
+                "rank 0 never committed its half of batch 0: " + consumerSaw.get());
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 2. A peer that waits in timed waits shorter than a quarter of the patience never notices a dead participant
+
+    /**
+     * The consumer polls with consumerWaitFor(20 ms), the usual server loop that checks a shutdown flag between
+     * waits. The producer's thread has ended without quit. The patience is 200 ms, but each wait is a fresh call of
+     * Waiting.await whose stall clock starts at 0, so no wait ever reaches its first stall check: the dead producer
+     * is never abandoned and the consumer polls forever instead of being told "no producer is left".
+     */
+    @Test
+    void aPollingConsumerIsToldAboutADeadProducerWithinThePatience() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(200)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(2);
+            Thread producer = Thread.ofPlatform().name("dying-producer").start(() -> {
+                Pipeline.make(team.member(0), state, PipelineRole.PRODUCER);
+                // ends without quit()
+            });
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread consumer = Thread.ofPlatform().start(() -> {
+                Pipeline pipe = Pipeline.make(team.member(1), state, PipelineRole.CONSUMER);
+                try {
+                    producer.join();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                long start = System.nanoTime();
+                try {
+                    while (Teams.millisSince(start) < 5_000) {
+                        if (pipe.consumerWaitFor(Duration.ofMillis(20))) {
+                            outcome.set("a batch nobody committed arrived");
+                            return;
+                        }
+                    }
+                    outcome.set("still polling after 5 s: the dead producer was never noticed (patience 200 ms)");
+                } catch (IllegalStateException e) {
+                    outcome.set(e);
+                }
+            });
+            consumer.join();
+            assertInstanceOf(IllegalStateException.class, outcome.get(), String.valueOf(outcome.get()));
+            assertTrue(((IllegalStateException) outcome.get()).getMessage().contains("dying-producer"),
+                ((IllegalStateException) outcome.get()).getMessage());
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 3. The Treiber stack of waiters grows without bound while two threads wait long
+
+    /**
+     * Two consumers wait for a stage whose producer is slow but alive (hang detection on, patience 20 ms). Each
+     * wakes every quarter of the patience for its stall check and pushes a fresh Waiter; Waiter.push only unlinks
+     * given-up nodes at the top of the stack, and the top is always the other consumer's live node, so every
+     * wake-up leaks one node until the phase completes: about 8 nodes a second per pair of waiters at the default
+     * 1 s patience, forever, for an idle pipeline (a server waiting for requests).
+     */
+    @Test
+    void theWaiterStackOfAnIdleStageStaysBounded() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
+                .detectDeadlocks(Duration.ofMillis(20)).build();
+            AtomicReference<Object> stageBarrier = new AtomicReference<>();
+            CountDownLatch measured = new CountDownLatch(1);
+            AtomicReference<Integer> depth = new AtomicReference<>();
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                if (g.threadRank() == 0) {
+                    stageBarrier.set(producedBarrier(pipe, 0));
+                    Teams.sleepMillis(1_500);          // "waiting for input": alive, so never reported
+                    depth.set(stackDepth(stageBarrier.get()));
+                    measured.countDown();
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                } else {
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            });
+            assertNotNull(depth.get());
+            assertTrue(depth.get() <= 16, "the produced barrier's waiter stack holds " + depth.get()
+                + " nodes for 2 waiters after 1.5 s: it leaks one node per stall-check wake-up");
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 4. A file read whose chunk exceeds 2 GiB fails with UnsupportedOperationException
+
+    /**
+     * CopySubmission.copyChunk wraps the whole chunk with asByteBuffer(), which refuses segments over 2 GiB. With
+     * one worker (the shared engine on machines with fewer than 8 cores) a chunk is the whole read, so reading a
+     * 2 GiB + 4 KiB file region fails: StageFailedException caused by "Segment is too large to wrap as ByteBuffer".
+     * (The destination is a sparse mapped file and the channel only advances the buffer: nothing is touched.)
+     */
+    @Test
+    void aFileReadLargerThan2GiBSucceeds() throws IOException {
+        long size = (1L << 31) + 4096;
+        Path file = Files.createTempFile("hostile-big", ".bin");
+        try (Arena arena = Arena.ofShared();
+             FileChannel backing = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                 StandardOpenOption.SPARSE);
+             CopyEngine engine = CopyEngine.builder().workers(1).build()) {
+            MemorySegment dst = backing.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+            assertTimeoutPreemptively(BOUND, () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(dst, new SkippingChannel(size), 0, size, pipe);
+                pipe.producerCommit();
+                try {
+                    pipe.consumerWait();
+                } catch (StageFailedException e) {
+                    fail("a valid 2 GiB + 4 KiB read failed: " + e.getCause(), e);
+                }
+                pipe.consumerRelease();
+            });
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 5. A failed stage's second wait returns normally
+
+    /**
+     * consumerWait is "idempotent until the release", but only the first call reports the failed copy: a second
+     * consumerWait (a retry, or a consumerWaitFor loop that caught the exception) returns normally and hands the
+     * consumer the corrupt stage.
+     */
+    @Test
+    void aFailedStageStaysFailedOnTheNextWait() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+            file.failFrom(0);
+            MemorySegment stage = Arena.ofShared().allocate(4096);
+            Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+            pipe.producerAcquire();
+            MemcpyAsync.memcpyAsync(stage, file, 0, 4096, pipe);
+            pipe.producerCommit();
+            assertThrows(StageFailedException.class, pipe::consumerWait);
+            assertThrows(StageFailedException.class, pipe::consumerWait,
+                "the same failed stage, waited for again, must not be handed over as good");
+        });
+    }
+
+    /** The same on a thread-scope pipeline, through consumerWaitFor. */
+    @Test
+    void aFailedThreadScopeBatchStaysFailedOnTheNextWait() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+            file.failFrom(0);
+            MemorySegment stage = Arena.ofShared().allocate(4096);
+            Pipeline pipe = Pipeline.make();
+            pipe.producerAcquire();
+            MemcpyAsync.memcpyAsync(stage, file, 0, 4096, pipe);
+            pipe.producerCommit();
+            assertThrows(StageFailedException.class, () -> pipe.consumerWaitFor(Duration.ofSeconds(5)));
+            assertThrows(StageFailedException.class, () -> pipe.consumerWaitFor(Duration.ofSeconds(5)),
+                "the same failed batch, waited for again, must not be handed over as good");
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 6. Two groups making pipelines on one shared state at the same time share one ring silently
+
+    /**
+     * Two independent teams of 2 make a unified pipeline on the same shared state at the same moment (a misuse:
+     * a shared state belongs to one group). Proposals are keyed by rank only, so the teams overwrite each other's
+     * proposals, all four ranks pass the verdict, and all four get handles on ONE ring that expects 2 arrivals:
+     * the two teams then complete each other's phases. Expected: IllegalArgumentException (two threads claim
+     * the same rank), never one ring for two groups.
+     */
+    @Test
+    void twoGroupsMakingOnOneSharedStateNeverShareAPipeline() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            for (int attempt = 0; attempt < 20; attempt++) {
+                PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+                ThreadTeam teamA = ThreadTeam.ofPlatform(2);
+                ThreadTeam teamB = ThreadTeam.ofPlatform(2);
+                CyclicBarrier together = new CyclicBarrier(4);
+                Object[] rings = new Object[4];
+                Throwable[] errors = new Throwable[4];
+                List<Thread> threads = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    int who = i;
+                    Group g = (who < 2 ? teamA : teamB).member(who % 2);
+                    threads.add(Thread.ofPlatform().start(() -> {
+                        try {
+                            together.await();
+                            Pipeline pipe = Pipeline.make(g, state);
+                            rings[who] = field(pipe.handle(), "ring");
+                        } catch (Throwable t) {
+                            errors[who] = t;
+                        }
+                    }));
+                }
+                for (Thread t : threads) {
+                    t.join();
+                }
+                for (Throwable t : errors) {
+                    if (t != null && !(t instanceof IllegalArgumentException)) {
+                        fail("make failed with " + t, t);
+                    }
+                }
+                for (int a = 0; a < 2; a++) {
+                    for (int b = 2; b < 4; b++) {
+                        if (rings[a] != null && rings[a] == rings[b]) {
+                            fail("attempt " + attempt + ": team A's rank " + a + " and team B's rank " + (b - 2)
+                                + " got handles on the same pipeline (" + rings[a] + ")");
+                        }
+                    }
+                }
+            }
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 7. Absurd timeouts
+
+    /** ThreadTeam.run with a huge timeout throws ArithmeticException ("long overflow"), naming no rule. */
+    @Test
+    void aHugeTeamTimeoutIsClampedNotAnArithmeticException() {
+        assertTimeoutPreemptively(BOUND, () ->
+            ThreadTeam.ofPlatform(1).run(Duration.ofSeconds(Long.MAX_VALUE), g -> { }));
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 8. A wait strategy that idles for a while (the Disruptor's SleepingWaitStrategy shape) breaks deadlines
+
+    /**
+     * Waiting reads the clock only every 256 idle attempts. A strategy whose idle() parks 2 ms (a "brief" idle by
+     * the interface's contract, and what the Disruptor's SleepingWaitStrategy does) makes consumerWaitFor(20 ms)
+     * return after about 512 ms, and delays interrupts and stall checks by the same factor.
+     */
+    @Test
+    void aTimedWaitHonoursItsDeadlineUnderASleepingStrategy() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            WaitStrategy sleeping = attempt -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
+                return true;
+            };
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).waitStrategy(sleeping)
+                .detectDeadlocks(Duration.ZERO).build();
+            CountDownLatch consumerDone = new CountDownLatch(1);
+            AtomicReference<Long> waitedMillis = new AtomicReference<>();
+            ThreadTeam.ofPlatform(2).run(BOUND, g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                if (g.threadRank() == 0) {
+                    pipe.producerAcquire();             // alive, never commits while the consumer measures
+                    try {
+                        consumerDone.await();
+                    } catch (InterruptedException e) {
+                        throw new AssertionError(e);
+                    }
+                    pipe.producerCommit();
+                } else {
+                    long start = System.nanoTime();
+                    boolean ready = pipe.consumerWaitFor(Duration.ofMillis(20));
+                    waitedMillis.set(Teams.millisSince(start));
+                    consumerDone.countDown();
+                    if (!ready) {
+                        pipe.consumerWait();
+                    }
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            });
+            assertTrue(waitedMillis.get() < 200, "consumerWaitFor(20 ms) returned after " + waitedMillis.get()
+                + " ms: the deadline is only looked at every 256 idle calls");
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // 9. A Barrier completion action run by a copy's landing: its exception is lost
+
+    /**
+     * "If it throws, the phase still completes and the exception propagates from the arrival that ran it." When
+     * the last arrival is a memcpyAsync landing, the completion runs on a copy-engine worker: its exception goes to
+     * that worker's uncaught-exception handler, and every thread of the barrier carries on as if the completion
+     * had succeeded. (A completion that blocks likewise blocks a worker of the JVM-wide shared engine.)
+     */
+    @Test
+    void aCompletionFailureRunByACopyLandingReachesTheBarriersThreads() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            Barrier barrier = new Barrier(1, () -> {
+                throw new IllegalStateException("the completion action failed");
+            });
+            MemorySegment src = Arena.ofShared().allocate(1 << 20);
+            MemorySegment dst = Arena.ofShared().allocate(1 << 20);
+            Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
+            AtomicReference<Throwable> seenByWorker = new AtomicReference<>();
+            Thread.setDefaultUncaughtExceptionHandler((t, e) -> seenByWorker.set(e));
+            Throwable seenByThread = null;
+            try {
+                assertTrue(MemcpyAsync.memcpyAsync(dst, src, 1 << 20, barrier) == AsyncContractFulfillment.ASYNC);
+                long token;
+                try {
+                    token = barrier.arrive();           // the copy is usually still in flight: its landing completes
+                } catch (IllegalStateException ranHere) {
+                    return;                             // the copy landed first; the exception reached us: fine
+                }
+                try {
+                    barrier.await(token);
+                } catch (IllegalStateException e) {
+                    seenByThread = e;
+                }
+            } finally {
+                Thread.setDefaultUncaughtExceptionHandler(before);
+            }
+            assertNotNull(seenByThread, "the completion's exception reached no thread of the barrier"
+                + (seenByWorker.get() == null ? "" : "; it went to the copy worker's handler: " + seenByWorker.get()));
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Checked and sound (pass on the current code; kept as guards)
+
+    /** A file read that takes 1.5 s (patience 100 ms) is progress, not a hang. */
+    @Test
+    void aLongFileReadIsNotReportedAsAHang() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+            CountDownLatch gate = file.gate(0);
+            MemorySegment stage = Arena.ofShared().allocate(4096);
+            Thread opener = Thread.ofPlatform().start(() -> {
+                Teams.sleepMillis(1_500);
+                gate.countDown();
+            });
+            ThreadTeam.ofPlatform(2).run(BOUND, g -> {
+                try (Pipeline pipe = Pipeline.make(g, state, 1)) {
+                    if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        MemcpyAsync.memcpyAsync(stage, file, 0, 4096, pipe);
+                        pipe.producerCommit();
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        for (int b = 0; b < 2; b++) {
+                            pipe.consumerWait();
+                            pipe.consumerRelease();
+                        }
+                    }
+                }
+            });
+            opener.join();
+        });
+    }
+
+    /** A producer computing 1 s between commits (patience 100 ms) while two consumers wait is never reported. */
+    @Test
+    void aSlowProducerIsNotReportedAsAHang() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                try (Pipeline pipe = Pipeline.make(g, state, 1)) {
+                    for (int b = 0; b < 2; b++) {
+                        if (g.threadRank() == 0) {
+                            Teams.sleepMillis(1_000);
+                            pipe.producerAcquire();
+                            pipe.producerCommit();
+                        } else {
+                            pipe.consumerWait();
+                            pipe.consumerRelease();
+                        }
+                    }
+                }
+            });
+        });
+    }
+
+    /** Count partition of 3, P = 2: rank 1's thread ends before its first operation; the others proceed. */
+    @Test
+    void aDeadUndecidedThreadInACountPartitionIsSettled() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
+                .detectDeadlocks(Duration.ofMillis(100)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(3);
+            Thread dead = Thread.ofPlatform().start(() -> Pipeline.make(team.member(1), state, 2));
+            AtomicReference<Throwable> error = new AtomicReference<>();
+            Thread producer = Thread.ofPlatform().start(() -> {
+                try (Pipeline pipe = Pipeline.make(team.member(0), state, 2)) {
+                    for (int b = 0; b < 5; b++) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    }
+                } catch (Throwable t) {
+                    error.set(t);
+                }
+            });
+            try (Pipeline pipe = Pipeline.make(team.member(2), state, 2)) {
+                for (int b = 0; b < 5; b++) {
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                }
+            }
+            dead.join();
+            producer.join();
+            if (error.get() != null) {
+                fail(error.get());
+            }
+        });
+    }
+
+    /** The same group makes on one state 200 times without quitting (upstream's group test). */
+    @Test
+    void consecutiveMakesOnOneStateNeverMix() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                for (int i = 0; i < 200; i++) {
+                    Pipeline pipe = i % 3 == 0 ? Pipeline.make(g, state)
+                        : i % 3 == 1 ? Pipeline.make(g, state, 1)
+                        : Pipeline.make(g, state, g.threadRank() == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                    if (i % 3 == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    } else if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+            });
+        });
+    }
+
+    // -------------------------------------------------------------------------------------------------------------
+    // Helpers (same module: the engine's fields are read reflectively, nothing is changed)
+
+    private static Object field(Object target, String name) throws ReflectiveOperationException {
+        for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                Field f = c.getDeclaredField(name);
+                f.setAccessible(true);
+                return f.get(target);
+            } catch (NoSuchFieldException next) {
+                // look in the superclass
+            }
+        }
+        throw new NoSuchFieldException(name);
+    }
+
+    /** The produced barrier of stage {@code s} behind a block-scope pipeline handle. */
+    private static Object producedBarrier(Pipeline pipe, int s) {
+        try {
+            Object[] produced = (Object[]) field(pipe.handle(), "produced");
+            return produced[s];
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Nodes in a PhaseBarrier's waiter stack, live or given up. */
+    private static int stackDepth(Object phaseBarrier) {
+        try {
+            int n = 0;
+            for (Object w = field(phaseBarrier, "waiters"); w != null; w = field(w, "next")) {
+                n++;
+            }
+            return n;
+        } catch (ReflectiveOperationException e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** A "file" of {@code size} bytes whose positional reads fill the buffer without touching it. */
+    private static final class SkippingChannel extends FileChannel {
+        private final long size;
+
+        SkippingChannel(long size) {
+            this.size = size;
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) {
+            if (position >= size) {
+                return -1;
+            }
+            int n = (int) Math.min(dst.remaining(), size - position);
+            dst.position(dst.position() + n);
+            return n;
+        }
+
+        @Override
+        public long size() {
+            return size;
+        }
+
+        private static IOException unsupported() {
+            return new IOException("positional reads only");
+        }
+
+        @Override
+        public int read(ByteBuffer dst) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public int write(ByteBuffer src) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long position() {
+            return 0;
+        }
+
+        @Override
+        public FileChannel position(long newPosition) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public FileChannel truncate(long newSize) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public void force(boolean metaData) {
+        }
+
+        @Override
+        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public int write(ByteBuffer src, long position) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public MappedByteBuffer map(MapMode mode, long position, long count) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public FileLock lock(long position, long count, boolean shared) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        public FileLock tryLock(long position, long count, boolean shared) throws IOException {
+            throw unsupported();
+        }
+
+        @Override
+        protected void implCloseChannel() {
+        }
+    }
+}
