@@ -60,8 +60,8 @@ public final class Teams {
         long deadline = System.nanoTime() + PATIENCE.toNanos();
         for (int polls = 0; !parkedIn(t, in); polls++) {
             if (!t.isAlive() || System.nanoTime() - deadline > 0) {
-                throw new AssertionError("thread '" + t.getName() + "' did not park in " + in + " within "
-                    + PATIENCE + ": " + whereIs(t));
+                throw new AssertionError("thread '" + t.getName() + "' did not park in a jpipeline wait"
+                    + (in == null ? "" : " in " + in) + " within " + PATIENCE + ": " + whereIs(t));
             }
             backOff(polls);
         }
