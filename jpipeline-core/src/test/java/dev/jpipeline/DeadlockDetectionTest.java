@@ -56,11 +56,11 @@ class DeadlockDetectionTest {
             Pipeline pipe = Pipeline.make(g, state, 1);
             for (int b = 0; b < 5; b++) {
                 if (g.threadRank() == 0) {
-                    int batch = b;
-                    Teams.awaitTrue("the consumer takes batch " + (b - 1), () -> delivered.get() == batch);
+                    int taken = b;
+                    Teams.awaitTrue("the consumer takes batch " + (b - 1), () -> delivered.get() == taken);
                     Teams.awaitParked(threads[1], "consumerWait");     // the consumer waits for batch b...
-                    // ...while this thread stays away much longer than the patience, alive: the one sleep kept,
-                    // since the delay itself is under test (no observation can stand in for elapsed time)
+                    // ...while this thread stays away much longer than the patience, alive. A sleep kept on
+                    // purpose: the delay itself is under test, and no observation can stand in for elapsed time
                     stayAway(Duration.ofMillis(60));
                     pipe.producerAcquire();
                     pipe.producerCommit();
