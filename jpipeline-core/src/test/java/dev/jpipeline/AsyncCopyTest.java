@@ -50,6 +50,15 @@ class AsyncCopyTest {
         }
     }
 
+    /**
+     * Waits until the read at {@code position} has returned and the worker that did it has told the copy's landing:
+     * it is idle again, parked for new work (only when nothing else is queued for it).
+     */
+    private static void awaitLanded(GatedFileChannel channel, long position) {
+        Teams.await(channel.served(position), "the read at " + position + " returns");
+        Teams.awaitParked(channel.reader(position), "take");
+    }
+
     private static PipelineSharedState state(int stages) {
         return PipelineSharedState.builder(ThreadScope.BLOCK, stages).copyEngine(ENGINE).build();
     }
@@ -131,7 +140,7 @@ class AsyncCopyTest {
             MemcpyAsync.memcpyAsync(stage.asSlice(4096), channel, 4096, 4096, pipe);      // lands first
             pipe.producerCommit();
         }, pipe -> {
-            Teams.sleepMillis(50);
+            awaitLanded(channel, 4096);
             assertContent(stage.asSlice(4096), file, 4096, 8192);         // the second copy has landed...
             log.set("early=" + pipe.consumerWaitFor(Duration.ofMillis(50)));   // ...but the stage is incomplete
             first.countDown();
@@ -229,29 +238,36 @@ class AsyncCopyTest {
         }
         MemorySegment[] dst = new MemorySegment[5];
         AtomicReference<String> log = new AtomicReference<>("");
-        Thread consumerThread = Thread.ofPlatform().start(() -> {
-            Pipeline pipe = Pipeline.make(ENGINE);
-            for (int b = 0; b < 5; b++) {
-                dst[b] = Arena.ofAuto().allocate(4096);
-                pipe.producerAcquire();
-                MemcpyAsync.memcpyAsync(dst[b], channel, 4096L * b, 4096, pipe);
-                pipe.producerCommit();
+        // a worker per batch: a held-back read must not keep the newer batches from landing
+        try (CopyEngine engine = CopyEngine.builder().workers(5).inlineThreshold(0).minChunk(4096)
+                .name("wait-prior-test").build()) {
+            Thread consumerThread = Thread.ofPlatform().start(() -> {
+                Pipeline pipe = Pipeline.make(engine);
+                for (int b = 0; b < 5; b++) {
+                    dst[b] = Arena.ofAuto().allocate(4096);
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(dst[b], channel, 4096L * b, 4096, pipe);
+                    pipe.producerCommit();
+                }
+                Pipeline.consumerWaitPrior(pipe, 2);        // batches 0..2
+                log.set("prior2 ");
+                Pipeline.consumerWaitPrior(pipe, 0);        // batches 3, 4
+                log.set(log.get() + "prior0");
+            });
+            Teams.awaitParked(consumerThread, "consumerWaitPrior");
+            assertEquals("", log.get());
+            gates[3].countDown();
+            gates[4].countDown();
+            awaitLanded(channel, 4096L * 3);
+            awaitLanded(channel, 4096L * 4);
+            Teams.awaitParked(consumerThread, "consumerWaitPrior");
+            assertEquals("", log.get(), "the newest batches landing does not satisfy waitPrior(2)");
+            for (int b = 0; b < 3; b++) {
+                gates[b].countDown();
             }
-            Pipeline.consumerWaitPrior(pipe, 2);        // batches 0..2
-            log.set("prior2 ");
-            Pipeline.consumerWaitPrior(pipe, 0);        // batches 3, 4
-            log.set(log.get() + "prior0");
-        });
-        Teams.sleepMillis(50);
-        assertEquals("", log.get());
-        gates[3].countDown();
-        gates[4].countDown();                       // the newest batches landing does not satisfy waitPrior(2)
-        Teams.sleepMillis(50);
-        assertEquals("", log.get());
-        for (int b = 0; b < 3; b++) {
-            gates[b].countDown();
+            consumerThread.join(Teams.PATIENCE.toMillis());
+            assertFalse(consumerThread.isAlive(), "waitPrior returns once every batch has landed");
         }
-        consumerThread.join(10_000);
         assertEquals("prior2 prior0", log.get());
         for (int b = 0; b < 5; b++) {
             assertContent(dst[b], file, 4096 * b, 4096 * (b + 1));

@@ -92,7 +92,7 @@ class ConformanceCreationTest {
         AtomicIntegerArray early = new AtomicIntegerArray(6);
         long[] releasedAt = new long[1];
         long[] acquiredAt = new long[6];
-        Teams.run(6, g -> {
+        Teams.runSeeingPeers(6, (g, threads) -> {
             int r = g.threadRank();
             boolean producer = r >= 4;      // the caller chooses: ranks 4 and 5 produce
             Pipeline pipe = Pipeline.make(g, state, 2);
@@ -118,7 +118,9 @@ class ConformanceCreationTest {
             } else {
                 pipe.consumerWait();
                 if (r == 3) {
-                    Teams.sleepMillis(150);
+                    // both producers block in the round-1 acquire before the last release of round 0
+                    Teams.awaitParked(threads[4], "producerAcquire");
+                    Teams.awaitParked(threads[5], "producerAcquire");
                     releasedAt[0] = System.nanoTime();
                 }
                 pipe.consumerRelease();

@@ -8,6 +8,8 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Arrays;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -74,7 +76,7 @@ class ConformanceProtocolTest {
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         long[] releasedAt = new long[1];
         long[] thirdAcquiredAt = new long[1];
-        Teams.run(2, g -> {
+        Teams.runSeeingPeers(2, (g, threads) -> {
             Pipeline pipe = Pipeline.make(g, state, 1);
             if (g.threadRank() == 0) {
                 for (int b = 0; b < 3; b++) {
@@ -86,7 +88,7 @@ class ConformanceProtocolTest {
                 }
             } else {
                 pipe.consumerWait();
-                Teams.sleepMillis(200);
+                Teams.awaitParked(threads[0], "producerAcquire");  // the third acquire blocks before the release
                 releasedAt[0] = System.nanoTime();
                 pipe.consumerRelease();
                 for (int b = 1; b < 3; b++) {
@@ -356,6 +358,12 @@ class ConformanceProtocolTest {
         }
         MemorySegment[] shared = {MemorySegment.ofArray(new int[threads]), MemorySegment.ofArray(new int[threads])};
         int[] out = new int[threads * batches];
+        // the ranks release each batch one after another, rank 0 first: the fast ranks run a batch ahead (and
+        // block in the next acquire or wait) while the slow ones still hold the stage
+        CountDownLatch[][] released = new CountDownLatch[batches][threads];
+        for (CountDownLatch[] batch : released) {
+            Arrays.setAll(batch, i -> new CountDownLatch(1));
+        }
         Teams.run(threads, g -> {
             int r = g.threadRank();
             Pipeline pipe = Pipeline.make(g, state);
@@ -365,8 +373,11 @@ class ConformanceProtocolTest {
                 pipe.producerCommit();
                 pipe.consumerWait();
                 out[b * threads + r] = shared[b % 2].getAtIndex(ValueLayout.JAVA_INT, r);
-                Teams.sleepMicros(10L * r);
+                if (r > 0) {
+                    Teams.await(released[b][r - 1], "rank " + (r - 1) + " releases batch " + b);
+                }
                 pipe.consumerRelease();
+                released[b][r].countDown();
             }
             pipe.quit();
         });

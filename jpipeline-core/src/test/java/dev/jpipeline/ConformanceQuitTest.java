@@ -6,29 +6,54 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** Conformance scenarios 29-34 (libcudacxx-pipeline-semantics.md §15 D: quit and close). */
 class ConformanceQuitTest {
 
+    /**
+     * Trial 0 races every quit; the later trials quit one thread after another, in a seeded order, and then the
+     * last one to quit is the one that gets {@code true}.
+     */
     @Test
     void s29_exactlyOneQuitReturnsTrue() {
         for (int n : new int[] {1, 2, 64}) {
             for (int trial = 0; trial < 5; trial++) {
                 PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
                 AtomicInteger trues = new AtomicInteger();
-                long seed = 31L * n + trial;
+                AtomicInteger trueAt = new AtomicInteger(-1);
+                boolean race = trial == 0;
+                List<Integer> order = new ArrayList<>();        // order.get(rank): when rank quits
+                for (int i = 0; i < n; i++) {
+                    order.add(i);
+                }
+                Collections.shuffle(order, new Random(31L * n + trial));
+                CountDownLatch[] quitted = new CountDownLatch[n];
+                Arrays.setAll(quitted, i -> new CountDownLatch(1));
                 Teams.run(n, g -> {
                     Pipeline pipe = Pipeline.make(g, state);
-                    Teams.sleepMicros(new Random(seed + g.threadRank()).nextInt(2000));   // any quit order
+                    int at = order.get(g.threadRank());
+                    if (!race && at > 0) {
+                        Teams.await(quitted[at - 1], "quitter " + (at - 1) + " has quit");
+                    }
                     if (pipe.quit()) {
                         trues.incrementAndGet();
+                        trueAt.set(at);
                     }
                     assertFalse(pipe.quit(), "a second quit on the same handle changes nothing");
+                    quitted[at].countDown();
                 });
                 assertEquals(1, trues.get(), "group of " + n);
+                if (!race) {
+                    assertEquals(n - 1, trueAt.get(), "the last owner to quit gets true (group of " + n + ")");
+                }
             }
         }
     }
@@ -164,16 +189,19 @@ class ConformanceQuitTest {
     void waitingForABatchNoProducerWillCommitThrows() {
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         AtomicInteger outcome = new AtomicInteger();
-        Teams.run(2, g -> {
+        CountDownLatch released = new CountDownLatch(1);
+        Teams.runSeeingPeers(2, (g, threads) -> {
             Pipeline pipe = Pipeline.make(g, state, 1);
             if (g.threadRank() == 0) {
                 pipe.producerAcquire();
                 pipe.producerCommit();
-                Teams.sleepMillis(50);       // let the consumer block on batch 1 first
+                Teams.await(released, "the consumer releases batch 0");
+                Teams.awaitParked(threads[1], "consumerWait");     // the consumer blocks on batch 1 first
                 pipe.quit();
             } else {
                 pipe.consumerWait();
                 pipe.consumerRelease();
+                released.countDown();
                 IllegalStateException e = assertThrows(IllegalStateException.class, pipe::consumerWait);
                 assertTrue(e.getMessage().contains("no producer is left"), e.getMessage());
                 outcome.set(1);
@@ -186,7 +214,7 @@ class ConformanceQuitTest {
     @Test
     void acquiringAStageNoConsumerWillReleaseThrows() {
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 1);
-        Teams.run(3, g -> {
+        Teams.runSeeingPeers(3, (g, threads) -> {
             Pipeline pipe = Pipeline.make(g, state, 1);
             if (g.threadRank() == 0) {
                 pipe.producerAcquire();
@@ -194,7 +222,7 @@ class ConformanceQuitTest {
                 IllegalStateException e = assertThrows(IllegalStateException.class, pipe::producerAcquire);
                 assertTrue(e.getMessage().contains("no consumer is left"), e.getMessage());
             } else {
-                Teams.sleepMillis(30);
+                Teams.awaitParked(threads[0], "producerAcquire");   // the producer blocks on stage 0 first
                 pipe.quit();             // both consumers leave without releasing batch 0
             }
         });

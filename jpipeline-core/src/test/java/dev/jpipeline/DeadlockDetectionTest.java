@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 /** The opt-in hang diagnosis of the core library. */
@@ -51,11 +52,16 @@ class DeadlockDetectionTest {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
             .detectDeadlocks(Duration.ofMillis(10)).build();
         AtomicInteger delivered = new AtomicInteger();
-        Teams.run(2, g -> {
+        Teams.runSeeingPeers(2, (g, threads) -> {
             Pipeline pipe = Pipeline.make(g, state, 1);
             for (int b = 0; b < 5; b++) {
                 if (g.threadRank() == 0) {
-                    Teams.sleepMillis(60);          // much longer than the patience, but alive and running
+                    int taken = b;
+                    Teams.awaitTrue("the consumer takes batch " + (b - 1), () -> delivered.get() == taken);
+                    Teams.awaitParked(threads[1], "consumerWait");     // the consumer waits for batch b...
+                    // ...while this thread stays away much longer than the patience, alive. A sleep kept on
+                    // purpose: the delay itself is under test, and no observation can stand in for elapsed time
+                    stayAway(Duration.ofMillis(60));
                     pipe.producerAcquire();
                     pipe.producerCommit();
                 } else {
@@ -67,6 +73,14 @@ class DeadlockDetectionTest {
             pipe.quit();
         });
         assertEquals(5, delivered.get());
+    }
+
+    /** Keeps the calling thread busy elsewhere (not in any jpipeline wait) for {@code time}. */
+    private static void stayAway(Duration time) {
+        long deadline = System.nanoTime() + time.toNanos();
+        for (long left; (left = deadline - System.nanoTime()) > 0; ) {
+            LockSupport.parkNanos(left);
+        }
     }
 
     @Test

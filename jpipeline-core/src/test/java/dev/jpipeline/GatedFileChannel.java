@@ -14,12 +14,15 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Test support: a read-only in-memory "file" whose positional reads can be held back (a gate per start
- * position) or made to fail (from a position on), so that tests control when and how copy chunks land.
+ * position) or made to fail (from a position on), so that tests control when and how copy chunks land, and
+ * whose reads can be observed (which thread reads a position, and when that read has returned).
  */
 final class GatedFileChannel extends FileChannel {
 
     private final byte[] data;
     private final Map<Long, CountDownLatch> gates = new ConcurrentHashMap<>();
+    private final Map<Long, CountDownLatch> served = new ConcurrentHashMap<>();
+    private final Map<Long, Thread> readers = new ConcurrentHashMap<>();
     private volatile long failFrom = Long.MAX_VALUE;
 
     GatedFileChannel(byte[] data) {
@@ -31,6 +34,19 @@ final class GatedFileChannel extends FileChannel {
         return gates.computeIfAbsent(position, p -> new CountDownLatch(1));
     }
 
+    /**
+     * Counted down when a read starting at {@code position} returns (its bytes are in the destination) or throws.
+     * Awaiting it also makes {@link #reader(long)} of that position visible.
+     */
+    CountDownLatch served(long position) {
+        return served.computeIfAbsent(position, p -> new CountDownLatch(1));
+    }
+
+    /** The thread that read (or reads) at {@code position}, or null before a read there started. */
+    Thread reader(long position) {
+        return readers.get(position);
+    }
+
     /** Reads at or after {@code position} throw an IOException. */
     void failFrom(long position) {
         failFrom = position;
@@ -38,6 +54,15 @@ final class GatedFileChannel extends FileChannel {
 
     @Override
     public int read(ByteBuffer dst, long position) throws IOException {
+        readers.put(position, Thread.currentThread());
+        try {
+            return gatedRead(dst, position);
+        } finally {
+            served(position).countDown();
+        }
+    }
+
+    private int gatedRead(ByteBuffer dst, long position) throws IOException {
         CountDownLatch gate = gates.get(position);
         if (gate != null) {
             try {

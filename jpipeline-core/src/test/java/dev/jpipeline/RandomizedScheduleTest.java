@@ -166,6 +166,7 @@ class RandomizedScheduleTest {
     private static void delay(SplittableRandom random) {
         int dice = random.nextInt(256);
         if (dice == 0) {
+            // kept: a random descheduling that perturbs the schedule under test; it orders nothing
             LockSupport.parkNanos(random.nextInt(50_000));
         } else if (dice < 8) {
             Thread.yield();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -42,15 +43,20 @@ class RuleEnforcementTest {
     void moreProducersThanTheCountIsAnError() {
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         AtomicReference<Throwable> error = new AtomicReference<>();
+        CountDownLatch[] acted = {new CountDownLatch(1), new CountDownLatch(1), new CountDownLatch(1)};
         Teams.run(4, g -> {
+            int r = g.threadRank();
             Pipeline pipe = Pipeline.make(g, state, 2);
-            if (g.threadRank() < 3) {                       // three threads think they produce
-                Teams.sleepMillis(20L * g.threadRank());
+            if (r < 3) {                                    // three threads think they produce, in rank order
+                if (r > 0) {
+                    Teams.await(acted[r - 1], "rank " + (r - 1) + " acts as a producer");
+                }
                 try {
                     pipe.producerAcquire();
                 } catch (IllegalStateException e) {
                     error.set(e);
                 }
+                acted[r].countDown();
             }
         });
         assertMessage(error.get(), "rank 2 is the 3rd thread to act as a producer",
@@ -137,16 +143,15 @@ class RuleEnforcementTest {
             pipe.consumerRelease();
         });
         Pipeline producer = Pipeline.make(team.member(0), state, 1);
-        Teams.sleepMillis(50);
+        Teams.awaitParked(consumer, "consumerWaitInterruptibly");
         consumer.interrupt();
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (!(outcome.get() instanceof InterruptedException) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        Teams.awaitTrue("the interruptible wait ends", () -> outcome.get() != null);
         assertTrue(outcome.get() instanceof InterruptedException, String.valueOf(outcome.get()));
-        Teams.sleepMillis(20);
+        Teams.awaitParked(consumer, "consumerWait");
         consumer.interrupt();
-        Teams.sleepMillis(20);
+        // the wait takes the interrupt (clearing the status, to re-assert it when it returns) and parks again
+        Teams.awaitTrue("the uninterruptible wait takes the interrupt", () -> !consumer.isInterrupted());
+        Teams.awaitParked(consumer, "consumerWait");
         producer.producerAcquire();
         producer.producerCommit();
         consumer.join(10_000);

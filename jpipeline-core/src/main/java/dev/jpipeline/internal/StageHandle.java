@@ -280,8 +280,13 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         return leave();
     }
 
-    /** Drops this handle's future arrivals (and, if it never took a side, settles its side). */
+    /**
+     * Drops this handle's future arrivals (and, if it never took a side, settles its side). Ownership is given up
+     * first: a peer that a drop wakes (and that then quits) must find this handle gone, so that it is the last
+     * owner to quit.
+     */
     private boolean leave() {
+        boolean last = ring.releaseOwner();
         Side leaving = side;
         if (leaving == null) {
             ring.drop(ring.sides.quitUndecided());
@@ -294,7 +299,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 consumed[s].dropFromRound(s < tail ? tailRound + 1 : tailRound);
             }
         }
-        return ring.releaseOwner();
+        return last;
     }
 
     @Override

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.Teams;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
@@ -62,7 +63,7 @@ class PhaseBarrierTest {
         AtomicReference<WaitStatus> status = new AtomicReference<>();
         Thread waiter = Thread.ofPlatform().start(
             () -> status.set(b.await(0, PhaseBarrier.NO_DEADLINE, false)));
-        Thread.sleep(50);
+        Teams.awaitParked(waiter);
         b.dropFromRound(0);
         waiter.join(10_000);
         assertEquals(WaitStatus.ABANDONED, status.get());
@@ -147,7 +148,9 @@ class PhaseBarrierTest {
             waiters[i] = (i % 2 == 0 ? Thread.ofVirtual() : Thread.ofPlatform())
                 .start(() -> r.set(b.await(0, PhaseBarrier.NO_DEADLINE, false)));
         }
-        Thread.sleep(100);              // long enough for every waiter to reach the park stage
+        for (Thread waiter : waiters) {
+            Teams.awaitParked(waiter);  // every waiter has reached the park stage
+        }
         b.arrive(1);
         for (int i = 0; i < waiters.length; i++) {
             waiters[i].join(10_000);
