@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import dev.jpipeline.internal.Deadlines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -77,13 +78,19 @@ public final class ThreadTeam {
      * Runs {@code body} once per rank, each on its own new thread with that rank's view, and waits up to
      * {@code timeout} for all of them.
      *
+     * @throws IllegalArgumentException when {@code timeout} is negative (a huge one is clamped)
      * @throws TeamFailure when a thread throws (the first failure is the cause, the others are suppressed), or
      *                     when threads are still running after {@code timeout}; a thread that fails does not
      *                     make {@code run} wait for the others up to the timeout
      */
     public void run(Duration timeout, Consumer<Group> body) {
+        Objects.requireNonNull(timeout, "timeout");
         Objects.requireNonNull(body, "body");
-        long deadline = System.nanoTime() + timeout.toNanos();
+        if (timeout.isNegative()) {
+            throw new IllegalArgumentException("team run timeout must not be negative, got " + timeout);
+        }
+        // a timeout of centuries is clamped to about 146 years, so that deadline differences never wrap around
+        long deadline = System.nanoTime() + Math.min(Deadlines.saturatedNanos(timeout), Long.MAX_VALUE / 2);
         List<Throwable> failures = java.util.Collections.synchronizedList(new ArrayList<>());
         java.util.concurrent.CountDownLatch finished = new java.util.concurrent.CountDownLatch(size);
         Thread[] threads = new Thread[size];

@@ -197,7 +197,7 @@ class HostileReviewTest {
                 Pipeline pipe = Pipeline.make(g, state, 1);
                 if (g.threadRank() == 0) {
                     stageBarrier.set(producedBarrier(pipe, 0));
-                    Teams.sleepMillis(1_500);          // "waiting for input": alive, so never reported
+                    stayBusy(1_500);          // "waiting for input": alive, so never reported
                     depth.set(stackDepth(stageBarrier.get()));
                     measured.countDown();
                     pipe.producerAcquire();
@@ -456,7 +456,7 @@ class HostileReviewTest {
             CountDownLatch gate = file.gate(0);
             MemorySegment stage = Arena.ofShared().allocate(4096);
             Thread opener = Thread.ofPlatform().start(() -> {
-                Teams.sleepMillis(1_500);
+                stayBusy(1_500);
                 gate.countDown();
             });
             ThreadTeam.ofPlatform(2).run(BOUND, g -> {
@@ -489,7 +489,7 @@ class HostileReviewTest {
                 try (Pipeline pipe = Pipeline.make(g, state, 1)) {
                     for (int b = 0; b < 2; b++) {
                         if (g.threadRank() == 0) {
-                            Teams.sleepMillis(1_000);
+                            stayBusy(1_000);
                             pipe.producerAcquire();
                             pipe.producerCommit();
                         } else {
@@ -699,6 +699,17 @@ class HostileReviewTest {
 
         @Override
         protected void implCloseChannel() {
+        }
+    }
+
+    /**
+     * Stays away from the pipeline for {@code millis}: a slow but live participant (what these tests measure: it
+     * must never be reported as a hang), not a way to order threads.
+     */
+    private static void stayBusy(long millis) {
+        long end = System.nanoTime() + millis * 1_000_000;
+        for (long left; (left = end - System.nanoTime()) > 0; ) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
         }
     }
 }

@@ -37,6 +37,8 @@ final class CopySubmission {
     private int chunks;
     /** Reads in a row that may return no bytes before a file copy fails (a source that makes no progress). */
     static final int MAX_EMPTY_READS = 1024;
+    /** The largest read into one ByteBuffer (which holds at most 2 GiB). */
+    private static final long MAX_READ_WINDOW = 1L << 30;
 
     private CopyLanding completion;
 
@@ -123,7 +125,16 @@ final class CopySubmission {
             MemorySegment.copy(src, offset, dst, offset, length);
             return;
         }
-        ByteBuffer target = dst.asSlice(offset, length).asByteBuffer();
+        for (long done = 0; done < length; ) {
+            // a ByteBuffer holds at most 2 GiB: read a larger chunk in windows of 1 GiB
+            long window = Math.min(length - done, MAX_READ_WINDOW);
+            readWindow(dst.asSlice(offset + done, window).asByteBuffer(), offset + done);
+            done += window;
+        }
+    }
+
+    /** Fills {@code target} from the file, at file position {@code position + offset}. */
+    private void readWindow(ByteBuffer target, long offset) throws IOException {
         int empty = 0;
         while (target.hasRemaining()) {
             long at = position + offset + target.position();

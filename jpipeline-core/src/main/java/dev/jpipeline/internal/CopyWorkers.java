@@ -102,8 +102,8 @@ public final class CopyWorkers implements CopyService, Waitable {
             MemorySegment.copy(src, 0, dst, 0, bytes);
             return AsyncContractFulfillment.NONE;
         }
-        landing.copyHandedOff();
         target.tieCopy();
+        landing.copyHandedOff();
         submitTied(dst, src, null, 0, landing);
         return AsyncContractFulfillment.ASYNC;
     }
@@ -112,8 +112,8 @@ public final class CopyWorkers implements CopyService, Waitable {
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
                                              PhaseBarrier target, CopyLanding landing) {
         checkOpen();
-        landing.copyHandedOff();
         target.tieCopy();
+        landing.copyHandedOff();
         submitTied(dst, null, channel, position, landing);
         return AsyncContractFulfillment.ASYNC;
     }
@@ -231,6 +231,11 @@ public final class CopyWorkers implements CopyService, Waitable {
     @Override
     public void enqueue(Waiter waiter) {
         Waiter.push(IDLE_WORKERS, this, waiter);
+    }
+
+    @Override
+    public void sweepWaiters() {
+        Waiter.sweep(IDLE_WORKERS, this);
     }
 
     private void recycle(CopySubmission s) {

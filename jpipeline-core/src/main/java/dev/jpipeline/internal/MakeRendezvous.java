@@ -6,6 +6,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -26,7 +28,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * count) never strands the others: every rank gets an exception naming the difference. Proposals are removed
  * only after #2, and a rank writes its next proposal only after removing its own, so consecutive makes on one
  * state by one group never mix: each completes for all ranks before the next begins. A rank that made on another
- * shared state is simply missing from this state's proposals.
+ * shared state is simply missing from this state's proposals. Two groups making on one state at once: a thread
+ * that finds its rank taken counts a clash before its #1, and every make that sees a clash after its #1 fails,
+ * so a ring is never shared between groups.
  */
 public final class MakeRendezvous {
 
@@ -34,6 +38,11 @@ public final class MakeRendezvous {
     private final Map<Integer, Proposal> proposals = new ConcurrentHashMap<>();
     /** The ring of the make in progress: created under this object's lock after #1, forgotten after #2. */
     private StageRing ring;
+    /**
+     * Threads that found their rank taken, from before their #1 until after their #2: another group is making on
+     * this state at the same time. Any make that sees it after its #1 fails, so two groups never share a ring.
+     */
+    private volatile int clashes;
 
     public MakeRendezvous(PipelineSettings settings) {
         this.settings = settings;
@@ -79,34 +88,58 @@ public final class MakeRendezvous {
 
     private PipelineHandle make(Group group, Proposal mine) {
         int rank = group.threadRank();
-        proposals.put(rank, mine);
+        boolean mineIn = proposals.putIfAbsent(rank, mine) == null;
+        if (!mineIn) {
+            CLASHES.getAndAdd(this, 1);         // counted before #1, so the makes it overlaps see it after #1
+        }
         StageHandle handle = null;
-        RuntimeException verdict;
+        Throwable failure;
         try {
             group.sync();                                           // #1
-            verdict = verdict(mine, rank);
-            if (verdict == null) {
+        } catch (RuntimeException | Error e) {
+            forget(rank, mineIn);               // the group is broken: no #2 to take part in
+            throw e;
+        }
+        try {
+            failure = mineIn ? verdict(mine, rank) : clash(rank);
+            if (failure == null) {
                 handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
                     : mine.role() == PipelineRole.PRODUCER);
             }
         } catch (RuntimeException | Error e) {
-            proposals.remove(rank);
-            throw e;
+            failure = e;                        // still take part in #2: the peers must not wait for this rank
         }
         try {
             group.sync();                                           // #2
         } finally {
-            proposals.remove(rank);
+            forget(rank, mineIn);
             if (rank == 0) {
                 synchronized (this) {
                     ring = null;
                 }
             }
         }
-        if (verdict != null) {
-            throw verdict;
+        if (failure instanceof RuntimeException r) {
+            throw r;
+        }
+        if (failure instanceof Error e) {
+            throw e;
         }
         return handle;
+    }
+
+    /** After #2 (or a broken #1): this rank's proposal goes, or its clash is over. */
+    private void forget(int rank, boolean mineIn) {
+        if (mineIn) {
+            proposals.remove(rank);
+        } else {
+            CLASHES.getAndAdd(this, -1);
+        }
+    }
+
+    private static IllegalArgumentException clash(int rank) {
+        return new IllegalArgumentException("two threads make a pipeline on one shared state as rank " + rank
+            + " at the same time: a shared state belongs to one group at a time (make one per group)");
     }
 
     private synchronized StageRing ringOfThisMake(Proposal p) {
@@ -130,6 +163,9 @@ public final class MakeRendezvous {
         }
         if (myRank < 0 || myRank >= n) {
             return new IllegalArgumentException("thread rank must be in 0.." + (n - 1) + ", got " + myRank);
+        }
+        if (clashes > 0) {
+            return clash(myRank);
         }
         Map<Integer, Proposal> all = new TreeMap<>(proposals);
         List<String> problems = new ArrayList<>();
@@ -173,5 +209,15 @@ public final class MakeRendezvous {
         }
         return new IllegalArgumentException("every thread of the group must make the pipeline the same way, with "
             + "valid arguments: " + String.join("; ", problems));
+    }
+
+    private static final VarHandle CLASHES;
+
+    static {
+        try {
+            CLASHES = MethodHandles.lookup().findVarHandle(MakeRendezvous.class, "clashes", int.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
     }
 }

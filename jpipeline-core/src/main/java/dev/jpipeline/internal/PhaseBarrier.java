@@ -246,20 +246,23 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     /**
      * A copy tied by {@link #tieCopy()} has landed, or failed: records the failure (if any) for the current phase,
-     * then makes the copy's pending arrival.
+     * then makes the copy's pending arrival. If that arrival completes the phase and the completion action throws,
+     * the exception is recorded as the phase's failure, so that the phase's waiters see it (the landing thread is
+     * a copy worker: a completion action that runs there must not block).
      */
     @Override
     public void copyLanded(Throwable failure) {
+        int phase = phase();                // stable: the phase cannot complete before this arrival
         if (failure != null) {
-            int phase = phase();            // stable: the phase cannot complete before this arrival
-            PhaseFailure record = new PhaseFailure(phase, failure);
-            if ((phase & 1) == 0) {
-                failureEven = record;
-            } else {
-                failureOdd = record;
-            }
+            recordFailure(phase, failure);
         }
-        arriveAndDrop();
+        try {
+            arriveAndDrop();
+        } catch (RuntimeException | Error completionFailed) {
+            // The landing completed the phase and ran the completion action on a copy worker, where nobody
+            // would see its exception: the phase's waiters get it instead (the phase has completed all the same).
+            recordFailure(phase, completionFailed);
+        }
     }
 
     /**
@@ -396,6 +399,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     @Override
     public void enqueue(Waiter waiter) {
         Waiter.push(WAITERS, this, waiter);
+    }
+
+    @Override
+    public void sweepWaiters() {
+        Waiter.sweep(WAITERS, this);
     }
 
     private void signalAll() {

@@ -81,6 +81,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * (a hang report that reads it racily reads a whole reference, never a torn one; no fence on the wait path).
      */
     private PhaseBarrier waitingOn;
+    /** The round of {@link #waitingOn} waited for: written with it. */
+    private int waitingRound;
+    /** Owner-confined: when a run of timed waits that gave up began (0: none). */
+    private long pollingSince;
 
     /**
      * @param producer for a role partition, whether this thread produces; null for unified and count partitions
@@ -215,6 +219,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
         enter(op, Side.CONSUMER);
         if (waited) {
+            throwIfFailed();                    // a failed stage stays failed until its release
             return WaitStatus.COMPLETE;
         }
         if (side == Side.BOTH && released() == committed()) {
@@ -234,11 +239,15 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.WAIT, start, tail, released());
         }
+        throwIfFailed();
+        return status;
+    }
+
+    private void throwIfFailed() {
         Throwable failure = produced[tail].failureOf(tailRound);
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
-        return status;
     }
 
     @Override
@@ -262,10 +271,40 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** Waits for a stage barrier's phase in the one wait routine, watched by the hang detector when it is on. */
     private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
         if (barrier.isComplete(round)) {
+            if (pollingSince != 0) {
+                endPolling();
+            }
             return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
         }
         waitingOn = barrier;
-        return barrier.await(round, deadline, interruptible, strategy, this, ring.detector == null ? null : this);
+        waitingRound = round;
+        WaitStatus status = barrier.await(round, deadline, interruptible, strategy, this,
+            ring.detector == null ? null : this);
+        if (status == WaitStatus.TIMED_OUT && ring.detector != null) {
+            pollTimedOut();
+        } else if (pollingSince != 0) {
+            endPolling();
+        }
+        return status;
+    }
+
+    /**
+     * A timed wait gave up. A peer that polls with short timeouts never stalls inside one wait, so the stall
+     * clock runs across its polls: once it has polled for a quarter of the patience, each further poll looks
+     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported.
+     */
+    private void pollTimedOut() {
+        long now = System.nanoTime();
+        if (pollingSince == 0) {
+            pollingSince = now;
+        } else if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
+            stalled(this);
+        }
+    }
+
+    private void endPolling() {
+        pollingSince = 0;
+        stalledIn = null;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -277,7 +316,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!active || !ACTIVE.compareAndSet(this, true, false)) {
             return false;
         }
-        return leave();
+        return leave("quit");
     }
 
     /**
@@ -285,7 +324,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * first: a peer that a drop wakes (and that then quits) must find this handle gone, so that it is the last
      * owner to quit.
      */
-    private boolean leave() {
+    private boolean leave(String how) {
+        if (acquired) {
+            // the stage's other producers (or its copies) could otherwise complete it without this share
+            produced[head].recordFailure(headRound, new IllegalStateException("producer " + who() + " " + how
+                + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
+        }
         boolean last = ring.releaseOwner();
         Side leaving = side;
         if (leaving == null) {
@@ -380,7 +424,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public String stalledIn() {
-        return stalledIn;
+        String in = stalledIn;
+        PhaseBarrier on = waitingOn;
+        // a waiter whose phase has completed is about to run, whatever its stale mark says
+        return in == null || on == null || on.isComplete(waitingRound) ? null : in;
     }
 
     @Override
@@ -402,14 +449,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!ACTIVE.compareAndSet(this, true, false)) {
             return;
         }
-        String note = who() + "'s thread '" + owner.getName() + "' ended without quit()";
-        if (acquired) {
-            produced[head].recordFailure(headRound, new IllegalStateException("producer " + who() + "'s thread '"
-                + owner.getName() + "' ended after acquiring stage " + head + " (batch " + committed()
-                + ") without committing it"));
-        }
-        ring.departed(note);
-        leave();
+        ring.departed(who() + "'s thread '" + owner.getName() + "' ended without quit()");
+        leave("(its thread '" + owner.getName() + "' ended)");
     }
 
     @Override

@@ -177,7 +177,11 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
     @Override
     WaitStatus waitForTail(String op, long deadline, boolean interruptible) {
         enter(op);
-        if (tail == head || waited) {
+        if (tail == head) {
+            return WaitStatus.COMPLETE;
+        }
+        if (waited) {
+            awaitBatch(tail, Deadlines.POLL_ONCE, false);   // complete: throws again if the batch failed
             return WaitStatus.COMPLETE;
         }
         WaitStatus status;

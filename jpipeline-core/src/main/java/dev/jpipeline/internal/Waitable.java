@@ -19,4 +19,7 @@ public interface Waitable {
      * it parks: a signal that came between its last poll and the push is then seen by that poll.
      */
     void enqueue(Waiter waiter);
+
+    /** Unlinks the nodes of waits that have ended (see {@link Waiter#sweep}). */
+    void sweepWaiters();
 }

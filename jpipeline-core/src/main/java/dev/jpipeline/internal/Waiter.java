@@ -15,10 +15,16 @@ import java.util.concurrent.locks.LockSupport;
  * </pre>
  */
 public final class Waiter {
-    /** Written by the waiter when it gives up, read by signallers: volatile, so that a cleared node is skipped. */
+    /** Written by the waiter when its wait ends, read by signallers: volatile, so that a cleared node is skipped. */
     volatile Thread thread;
-    /** Set once before the node is published by a CAS, never changed after: plain. */
-    Waiter next;
+    /**
+     * The next node down the stack: set before the node is published by a CAS; later only shortened by
+     * {@link #sweep} past cleared nodes. Volatile, so that a signaller walking a detached stack sees a sweep's
+     * shortcut whole (a racing sweep may leave a cleared node in, never drop a live one).
+     */
+    volatile Waiter next;
+    /** Set by the signaller that detached this node from its stack, before it unparks the waiter. */
+    volatile boolean detached;
 
     Waiter(Thread thread) {
         this.thread = thread;
@@ -45,9 +51,30 @@ public final class Waiter {
     /** Detaches the whole stack and unparks every waiter still waiting. */
     static void signalAll(VarHandle head, Object holder) {
         for (Waiter w = (Waiter) head.getAndSet(holder, (Waiter) null); w != null; w = w.next) {
+            w.detached = true;          // its waiter must push a new node to be woken again
             Thread t = w.thread;
             if (t != null) {
                 LockSupport.unpark(t);
+            }
+        }
+    }
+
+    /**
+     * Unlinks cleared nodes (waits that ended by a deadline, an interrupt or an exception while their node was
+     * still on the stack), so that a stage polled with short timeouts for a long time keeps a short stack. Nodes
+     * on top are unlinked by CAS, nodes below by shortening their predecessor's link.
+     */
+    static void sweep(VarHandle head, Object holder) {
+        Waiter top = (Waiter) head.getVolatile(holder);
+        while (top != null && top.thread == null) {
+            top = head.compareAndSet(holder, top, top.next) ? top.next : (Waiter) head.getVolatile(holder);
+        }
+        for (Waiter p = top; p != null; ) {
+            Waiter n = p.next;
+            if (n != null && n.thread == null) {
+                p.next = n.next;
+            } else {
+                p = n;
             }
         }
     }

@@ -14,9 +14,13 @@ import java.util.concurrent.locks.LockSupport;
  *
  *   poll                               the fast path: a met condition returns at once, nothing else is touched
  *   idle phase (platform threads)      strategy.idle(attempt) spins or yields while it returns true, polling after
- *                                      each; the clock is read only every 256 attempts (deadline, interrupt, stall)
- *   park phase                         push a Waiter, poll again (no lost wake-up, see Waiter), tell the listener,
- *                                      park until signalled, the deadline, or the next stall check
+ *                                      each; the clock (deadline, interrupt, stall) is read after attempts 0 (timed
+ *                                      waits) or 15 (untimed), then at doubling intervals up to every 256, and after
+ *                                      every attempt once idling turns out slow (a strategy that sleeps)
+ *   park phase                         push a Waiter (again only after a signal detached it), poll again (no lost
+ *                                      wake-up, see Waiter), tell the listener, park until signalled, the deadline,
+ *                                      or the next stall check; a wait that ends with its node on the stack sweeps
+ *                                      the stack of ended waits' nodes
  * </pre>
  *
  * Interrupts: an interruptible wait returns {@link WaitStatus#INTERRUPTED} (status cleared); an uninterruptible
@@ -26,8 +30,15 @@ import java.util.concurrent.locks.LockSupport;
  */
 public final class Waiting {
 
-    /** Attempts between two reads of the clock in the idle phase. */
+    /** Attempts between two reads of the clock in the idle phase, once the first looks found idling fast. */
     private static final int CLOCK_EVERY = 1 << 8;
+    /**
+     * An untimed wait's first clock read comes after 16 attempts (a timed wait's after the first), so that a
+     * hand-off that succeeds after a short spin never reads the clock.
+     */
+    private static final int FIRST_UNTIMED_CLOCK = 15;
+    /** Idling this long between two clock reads means a slow strategy (one that sleeps): read it after each idle. */
+    private static final long SLOW_IDLE_NANOS = 50_000;
 
     private Waiting() {
     }
@@ -61,9 +72,11 @@ public final class Waiting {
         boolean parking = me.isVirtual();       // a virtual thread never holds its carrier
         ParkListener listener = parking ? ParkListener.current() : null;
         long nextCheck = 0;                     // when the next stall check is due; 0 until the clock was read
+        long lastClock = 0;                     // when the clock was last read; 0 before the first read
+        int clockMask = deadline == Deadlines.NO_DEADLINE ? FIRST_UNTIMED_CLOCK : 0;
         boolean stalled = false;
         boolean interrupted = false;
-        Waiter node = null;
+        Waiter node = null;                     // this wait's node while it is on the stack
         try {
             for (int attempt = 0; ; ) {
                 WaitStatus status;
@@ -77,14 +90,19 @@ public final class Waiting {
                     if (status != null) {
                         return status;
                     }
-                    boolean clockDue = (attempt & (CLOCK_EVERY - 1)) == CLOCK_EVERY - 1;
+                    boolean clockDue = (attempt & clockMask) == clockMask;
+                    if (clockDue && clockMask < CLOCK_EVERY - 1) {
+                        clockMask = clockMask * 2 + 1;      // 0, 1, 3, ... 255: early looks, then every 256
+                    }
                     attempt = attempt == Integer.MAX_VALUE ? attempt : attempt + 1;
                     if (!clockDue) {
                         continue;
                     }
                 } else {
-                    node = new Waiter(me);
-                    waitable.enqueue(node);
+                    if (node == null || node.detached) {
+                        node = new Waiter(me);  // a signal detached the old one: be woken by the next signal
+                        waitable.enqueue(node);
+                    }
                     status = waitable.poll(token);
                     if (status != null) {
                         return status;
@@ -98,6 +116,12 @@ public final class Waiting {
                     interrupted = true;
                 }
                 long now = deadline == Deadlines.NO_DEADLINE && watch == null ? 0 : System.nanoTime();
+                if (now != 0) {
+                    if (lastClock != 0 && now - lastClock > SLOW_IDLE_NANOS) {
+                        clockMask = 0;          // the strategy idles slowly: read the clock after every idle
+                    }
+                    lastClock = now;
+                }
                 if (Deadlines.passed(deadline, now)) {
                     return WaitStatus.TIMED_OUT;
                 }
@@ -124,7 +148,6 @@ public final class Waiting {
                 } else {
                     LockSupport.parkNanos(waitable, limit - System.nanoTime());
                 }
-                node.thread = null;             // a later signal need not unpark this node
                 if (listener != null) {
                     listener.unparked();        // may throw (an aborted kernel launch)
                 }
@@ -135,7 +158,10 @@ public final class Waiting {
             }
         } finally {
             if (node != null) {
-                node.thread = null;             // also when a listener or a watch ends the wait by throwing
+                node.thread = null;             // signallers skip it from now on
+                if (!node.detached) {
+                    waitable.sweepWaiters();    // it is still on the stack: unlink it, and others like it
+                }
             }
             if (stalled) {
                 watch.resumed();
