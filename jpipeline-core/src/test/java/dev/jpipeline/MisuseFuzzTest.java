@@ -57,8 +57,8 @@ import org.junit.jupiter.api.Test;
  *   ending      quit, close, end without quit (a dead participant) or throw out of the thread
  *
  * Oracles:
- *   HANG            the program must end within its limit (3 s; 6 s with the default patience): stuck
- *                   programs must end with the library's report, never by the test's timeout
+ *   HANG            the program must end within its limit (2 s + 3 patience intervals per blocking operation):
+ *                   stuck programs must end with the library's report, never by the test's timeout
  *   UNCLEAR         every exception is clear: IllegalArgument/IllegalState/StageFailed/Interrupted (or a
  *                   NullPointerException naming the argument), never AssertionError, AIOOBE, ClassCast,
  *                   Arithmetic or a JDK exception leaking through; its message names a subject and a rule;
@@ -73,12 +73,20 @@ import org.junit.jupiter.api.Test;
  * {@code -Djpipeline.test.fuzzProgram=I} (run program I of seed S alone, printing it; with
  * {@code -Djpipeline.test.fuzzRepeat=R} R times, since schedules vary), {@code -Djpipeline.test.fuzzParallel=K}
  * (programs run K at a time, default 4: most of a program's time is waiting, not computing),
- * {@code -Djpipeline.test.fuzzVerbose=true} (print every program).
+ * {@code -Djpipeline.test.fuzzVerbose=true} (print every program), {@code -Djpipeline.test.fuzzOracles=HANG,UNCLEAR}
+ * (the oracles that fail the run; default all four), {@code -Djpipeline.test.fuzzMaxHangs=N} (stop starting
+ * programs after N hangs, default 50: a hung program's threads stay behind), {@code -Djpipeline.test.fuzzShow=N}
+ * and {@code -Djpipeline.test.fuzzShowKind=PREFIX} (which findings the failure message lists),
+ * {@code -Djpipeline.test.fuzzMessages=true} (list every distinct exception message),
+ * {@code -Djpipeline.test.fuzzLimitScale=F} (scale the programs' time limits).
  */
 class MisuseFuzzTest {
 
-    private static final Duration LIMIT = Duration.ofSeconds(3);
-    private static final Duration LIMIT_DEFAULT_PATIENCE = Duration.ofSeconds(6);
+    /** {@code -Djpipeline.test.fuzzOracles=HANG,UNCLEAR,...}: the oracles that fail the test (default: all). */
+    private static final List<String> ORACLES = List.of(System.getProperty("jpipeline.test.fuzzOracles",
+        "HANG,UNCLEAR,NOT_REJECTED,TIMED_WAIT").split(","));
+    /** {@code -Djpipeline.test.fuzzMessages=true}: list every distinct exception message (digits as #). */
+    private static final boolean MESSAGES = Boolean.getBoolean("jpipeline.test.fuzzMessages");
     /** How long past its limit a short timed wait may take (scheduling on a loaded 2-core machine). */
     private static final long TIMED_WAIT_SLACK_NANOS = 1_500_000_000L;
 
@@ -217,6 +225,10 @@ class MisuseFuzzTest {
         }
 
         void find(String kind, Program p, int rank, int step, String what, Throwable t) {
+            if (!kind.startsWith("HARNESS") && ORACLES.stream().noneMatch(kind::startsWith)) {
+                count("ignored (oracle off) " + kind);
+                return;
+            }
             String detail = t == null ? "" : describe(t);
             findings.add(new Finding(p.index, kind, rank, step, what, detail));
             count("finding " + kind);
@@ -302,9 +314,9 @@ class MisuseFuzzTest {
             || t instanceof StageFailedException || t instanceof InterruptedException)) {
             return "unexpected type " + t.getClass().getName();
         }
-        if (t.getClass() != IllegalArgumentException.class && t.getClass() != IllegalStateException.class
-            && t.getClass() != StageFailedException.class && t.getClass() != InterruptedException.class) {
-            return "JDK subclass " + t.getClass().getName();
+        if (t.getClass().getName().startsWith("java.") && t.getClass() != IllegalArgumentException.class
+            && t.getClass() != IllegalStateException.class && t.getClass() != InterruptedException.class) {
+            return "JDK subclass " + t.getClass().getName();         // e.g. NumberFormatException leaking out
         }
         String m = t.getMessage();
         if (m == null || m.isBlank()) {
@@ -316,8 +328,9 @@ class MisuseFuzzTest {
         }
         Throwable cause = t.getCause();
         if (cause != null && !(cause instanceof IOException) && !(cause instanceof UserCompletionException)
-            && !(cause instanceof InterruptedException)
-            && !(cause instanceof IllegalStateException && String.valueOf(cause.getMessage()).contains("closed"))) {
+            && !(cause instanceof IllegalStateException && String.valueOf(cause.getMessage()).contains("closed"))
+            && unclear(cause) != null) {
+            // a failed copy's cause: an I/O error, an arena closed in mid-copy, or a clear exception of its own
             return t.getClass().getSimpleName() + " caused by " + cause.getClass().getName();
         }
         return null;
@@ -467,6 +480,13 @@ class MisuseFuzzTest {
     }
 
     record Step(Op op, Time time, long n, Token token, CopySpec copy, Op inner, int target) {
+        boolean mayBlock() {
+            return switch (op) {
+                case ACQUIRE, ACQUIRE_INTERRUPTIBLY, WAIT, WAIT_INTERRUPTIBLY, WAIT_FOR, WAIT_UNTIL, FOREIGN -> true;
+                default -> false;
+            };
+        }
+
         @Override
         public String toString() {
             StringBuilder b = new StringBuilder(op.name());
@@ -491,8 +511,29 @@ class MisuseFuzzTest {
                    Patience patience, WaitStrategy strategy, int barrierExpected, Completion completion,
                    List<Make> makes, List<List<Step>> scripts, List<Ending> endings) {
 
+        /**
+         * The program's time limit: 2 s, plus three patience intervals for each operation of its longest
+         * script that may block (a stuck wait is reported after about one to two intervals; each blocking
+         * operation may be stuck anew). A hang report at the default patience takes about a second.
+         */
         Duration limit() {
-            return patience == Patience.DEFAULT ? LIMIT_DEFAULT_PATIENCE : LIMIT;
+            long patienceMillis = switch (patience) {
+                case MS50 -> 50;
+                case MS100 -> 100;
+                case DEFAULT -> 1000;
+                default -> 0;
+            };
+            int blocking = 0;
+            for (List<Step> script : scripts) {
+                int b = 2;          // the make and the ending
+                for (Step st : script) {
+                    b += st.mayBlock() ? 1 : 0;
+                }
+                blocking = Math.max(blocking, b);
+            }
+            long millis = 2000 + 3 * patienceMillis * blocking;
+            double scale = Double.parseDouble(System.getProperty("jpipeline.test.fuzzLimitScale", "1"));
+            return Duration.ofMillis((long) (millis * scale));
         }
 
         boolean usesRunnerMemory() {
@@ -560,7 +601,7 @@ class MisuseFuzzTest {
                 patience = Patience.ABSURD;
             } else if (pd >= 990) {
                 patience = Patience.NEGATIVE;
-            } else if (pd >= 985) {
+            } else if (pd >= 987) {
                 patience = Patience.DEFAULT;
             } else {
                 patience = pd < 600 ? Patience.MS50 : Patience.MS100;
@@ -596,7 +637,11 @@ class MisuseFuzzTest {
                     default -> true;
                 };
                 boolean ownEngine = kind != Kind.THREAD || m.kind() == MakeKind.THREAD_ENGINE;
-                scripts.add(script(rnd, kind, m, producer, size, Math.max(1, Math.min(stages, 8)), ownEngine));
+                List<Step> script = script(rnd, kind, m, producer, size, Math.max(1, Math.min(stages, 8)), ownEngine);
+                if (patience == Patience.DEFAULT && script.size() > 3) {
+                    script = script.subList(0, 3);         // a stuck wait costs a second here: keep it short
+                }
+                scripts.add(script);
                 int ed = rnd.nextInt(100);
                 endings.add(ed < 50 ? Ending.QUIT : ed < 92 ? Ending.CLOSE : ed < 97 ? Ending.DEAD : Ending.CRASH);
             }
@@ -1085,7 +1130,8 @@ class MisuseFuzzTest {
                 return;
             }
             judgeSetUp("ThreadTeam", null, p.teamSize() < 1 ? "team size " + p.teamSize() : null);
-            long deadline = System.nanoTime() + p.limit().toNanos();
+            long begin = System.nanoTime();
+            long deadline = begin + p.limit().toNanos();
             String teamFailure = null;
             try {
                 team.run(p.limit(), this::body);
@@ -1100,6 +1146,9 @@ class MisuseFuzzTest {
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
+            long millis = (System.nanoTime() - begin) / 1_000_000;
+            stats.count(millis < 20 ? "programs taking < 20 ms" : millis < 100 ? "programs taking 20-99 ms"
+                : millis < 500 ? "programs taking 100-499 ms" : "programs taking >= 500 ms");
             if (!done) {
                 stats.hangs.incrementAndGet();
                 stats.find("HANG", p, -1, -1, "the program did not end within " + p.limit() + ": " + stuck(),
@@ -1195,7 +1244,7 @@ class MisuseFuzzTest {
             PipelineSharedState s = m.state() == StateArg.MAIN ? state : m.state() == StateArg.OTHER ? otherState
                 : null;
             Group g = m.nullGroup() ? null : c.group;
-            String invalid = invalidMake();
+            String invalid = invalidMake(c.rank);
             Throwable thrown = null;
             long start = System.nanoTime();
             try {
@@ -1215,11 +1264,11 @@ class MisuseFuzzTest {
             judge(c, -1, "make " + m, thrown, invalid, null, System.nanoTime() - start);
         }
 
-        /** Why the program's collective make must fail on every rank, or null. */
-        private String invalidMake() {
+        /** Why the program's collective make must fail on every rank (for thread scope: on this rank), or null. */
+        private String invalidMake(int rank) {
             Make m = p.makes().get(0);
             if (!p.shared()) {
-                return m.kind() == MakeKind.THREAD_NULL_ENGINE ? "null engine" : null;
+                return p.makes().get(rank).kind() == MakeKind.THREAD_NULL_ENGINE ? "null engine" : null;
             }
             for (Make other : p.makes()) {
                 if (other.kind() != m.kind() || other.producers() != m.producers() || other.state() != m.state()
@@ -1271,6 +1320,11 @@ class MisuseFuzzTest {
             stats.count("steps");
             if (thrown != null) {
                 stats.count("exceptions " + thrown.getClass().getSimpleName());
+                if (MESSAGES) {
+                    stats.count("message " + thrown.getClass().getSimpleName() + ": " + String.valueOf(
+                        thrown.getMessage()).replaceAll("[0-9]+", "#").replaceAll("\\s+", " ")
+                        .replaceAll("(pipeline deadlock: [^#]*).*", "$1..."));
+                }
                 String why = unclear(thrown);
                 if (why != null) {
                     stats.find("UNCLEAR " + why, p, c.rank, i, what, thrown);
@@ -1362,7 +1416,9 @@ class MisuseFuzzTest {
                     lastToken = token;
                 }
                 case B_ARRIVE_N -> {
-                    c.invalid = s.n() < 1 ? "update below 1" : s.n() > Barrier.max() ? "update above the max" : null;
+                    c.invalid = s.n() < 1 ? "arrive(update) with an update below 1"
+                        : s.n() > p.barrierExpected() ? "arrive(update) with more arrivals than the barrier expects"
+                        : null;
                     long token = barrier.arrive((int) s.n());
                     c.lastToken = token;
                     c.hasToken = true;
