@@ -103,6 +103,14 @@ class RandomizedScheduleTest {
     private static final CopyEngine ASYNC = CopyEngine.builder().workers(2).inlineThreshold(0).name("random-async")
         .build();
 
+    /**
+     * Harness self-check ({@code -Djpipeline.test.scheduleDeadAsQuit=true}): dying threads quit instead, at the
+     * same point (a dying holder quits holding its stage, so its batch does not fail). Since a dead participant
+     * must count as quit, the expectations are the same but for the held batches: with this switch, an engine
+     * that implements quit correctly passes every configuration.
+     */
+    private static final boolean DEAD_AS_QUIT = Boolean.getBoolean("jpipeline.test.scheduleDeadAsQuit");
+
     /** File reads: positions repeat every WINDOW batches (more than any stage count, so stale data shows). */
     private static final int WINDOW = 64;
 
@@ -237,7 +245,7 @@ class RandomizedScheduleTest {
                 long d = 0;             // batches some producer commits (or dies holding)
                 for (int r = 0; r < n; r++) {
                     if (c.producerIndex()[r] >= 0) {
-                        boolean holds = c.exits()[r] == Exit.DIE_HOLDING && !producerCut[r];
+                        boolean holds = c.exits()[r] == Exit.DIE_HOLDING && !producerCut[r] && !DEAD_AS_QUIT;
                         d = Math.max(d, commits[r] + (holds ? 1 : 0));
                     }
                 }
@@ -271,7 +279,7 @@ class RandomizedScheduleTest {
             }
         }
         TreeSet<Long> held = new TreeSet<>();
-        for (int r = 0; r < n; r++) {
+        for (int r = 0; r < n && !DEAD_AS_QUIT; r++) {
             if (c.exits()[r] == Exit.DIE_HOLDING && !producerCut[r]) {
                 held.add((long) c.ends()[r]);
             }
@@ -428,7 +436,7 @@ class RandomizedScheduleTest {
                     o.endOp = op;
                     o.endBatch = b;
                 }
-                if (exit == Exit.FULL || exit == Exit.QUIT) {
+                if (exit == Exit.FULL || exit == Exit.QUIT || DEAD_AS_QUIT) {
                     pipe.quit();
                 }
                 // DIE and DIE_HOLDING: the thread ends here without quit()
@@ -509,6 +517,9 @@ class RandomizedScheduleTest {
                 wrong.add(who + ": expected IllegalStateException \"" + cut + " is left\" at batch "
                     + (producer ? e.commits()[r] : e.releases()[r]) + ", got " + (o.end == null ? "none"
                     : firstLine(o.end) + " in " + o.endOp + " of batch " + o.endBatch));
+                if (o.end != null) {
+                    continue;
+                }
             }
             if (producer && o.commits != e.commits()[r]) {
                 wrong.add(who + ": committed " + o.commits + " batches, expected " + e.commits()[r]);
