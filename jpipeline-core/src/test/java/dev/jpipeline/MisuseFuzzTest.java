@@ -66,6 +66,7 @@ import org.junit.jupiter.api.Test;
  *   NOT_REJECTED    an operation whose arguments break a documented rule must throw
  *   TIMED_WAIT      a wait with a short limit (&lt;= 15 ms, zero, negative, past) returns within limit + 1.5 s and
  *                   is never ended by a hang report
+ *   UNCAUGHT        no exception escapes into a thread the library owns (a copy engine's worker)
  * </pre>
  *
  * <p>Run: {@code ./mvnw -o test -pl jpipeline-core -Dtest=MisuseFuzzTest}. Properties: {@code
@@ -84,7 +85,9 @@ class MisuseFuzzTest {
 
     /** {@code -Djpipeline.test.fuzzOracles=HANG,UNCLEAR,...}: the oracles that fail the test (default: all). */
     private static final List<String> ORACLES = List.of(System.getProperty("jpipeline.test.fuzzOracles",
-        "HANG,UNCLEAR,NOT_REJECTED,TIMED_WAIT").split(","));
+        "HANG,UNCLEAR,NOT_REJECTED,TIMED_WAIT,UNCAUGHT").split(","));
+    /** {@code -Djpipeline.test.fuzzAvoidKnownBugs=true}: see {@link Program#avoidingKnownBugs()}. */
+    private static final boolean AVOID_KNOWN_BUGS = Boolean.getBoolean("jpipeline.test.fuzzAvoidKnownBugs");
     /** {@code -Djpipeline.test.fuzzMessages=true}: list every distinct exception message (digits as #). */
     private static final boolean MESSAGES = Boolean.getBoolean("jpipeline.test.fuzzMessages");
     /** How long past its limit a short timed wait may take (scheduling on a loaded 2-core machine). */
@@ -145,6 +148,14 @@ class MisuseFuzzTest {
             + " at a time; Barrier timed token waits " + (TRY_WAIT_FOR != null ? "present" : "absent (skipped)"));
 
         Stats stats = new Stats();
+        // An exception that escapes into a thread the library owns (a copy worker) is lost to the user.
+        Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
+        Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
+            if (!(e instanceof SimulatedCrash)) {
+                stats.find("UNCAUGHT " + e.getClass().getSimpleName() + " in a library thread", null, -1, -1,
+                    "thread " + thread.getName(), e);
+            }
+        });
         long start = System.nanoTime();
         List<Integer> indices = new ArrayList<>();
         if (only >= 0) {
@@ -179,12 +190,15 @@ class MisuseFuzzTest {
             });
         }
         long bound = System.nanoTime() + TimeUnit.MINUTES.toNanos(30);
+        boolean finished = true;
         for (Thread r : runners) {
             r.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(bound - System.nanoTime())));
-            assertTrue(!r.isAlive(), "a fuzz runner did not finish within 30 minutes");
+            finished &= !r.isAlive();
         }
         long millis = (System.nanoTime() - start) / 1_000_000;
-        System.out.println(stats.summary(seed, indices.size(), millis));
+        Thread.setDefaultUncaughtExceptionHandler(previous);
+        System.out.println(stats.summary(seed, Math.min(next.get(), indices.size()), millis));
+        assertTrue(finished, "the fuzz runners did not finish within 30 minutes (see the summary above)");
         if (!stats.findings.isEmpty()) {
             StringBuilder b = new StringBuilder(stats.findings.size() + " findings in " + indices.size()
                 + " programs (seed " + seed + "); by kind: " + stats.kindCounts() + "\nfirst ones:");
@@ -240,9 +254,9 @@ class MisuseFuzzTest {
 
         @Override
         public String toString() {
-            return "[program " + program + "] " + kind + (rank >= 0 ? " rank " + rank : "")
+            return (program < 0 ? "[no program: a library thread]" : "[program " + program + "]") + " " + kind + (rank >= 0 ? " rank " + rank : "")
                 + (step >= 0 ? " step " + step : "") + ": " + what + (detail.isEmpty() ? "" : "\n      " + detail)
-                + "\n      replay: -Djpipeline.test.fuzzProgram=" + program;
+                + (program < 0 ? "" : "\n      replay: -Djpipeline.test.fuzzProgram=" + program);
         }
     }
 
@@ -257,15 +271,17 @@ class MisuseFuzzTest {
             counts.computeIfAbsent(key, k -> new LongAdder()).increment();
         }
 
+        /** Records a broken oracle; {@code p} is null when no program can be blamed (a library thread's). */
         void find(String kind, Program p, int rank, int step, String what, Throwable t) {
             if (!kind.startsWith("HARNESS") && ORACLES.stream().noneMatch(kind::startsWith)) {
                 count("ignored (oracle off) " + kind);
                 return;
             }
             String detail = t == null ? "" : describe(t);
-            findings.add(new Finding(p.index, kind, rank, step, what, detail));
+            int index = p == null ? -1 : p.index;
+            findings.add(new Finding(index, kind, rank, step, what, detail));
             count("finding " + kind);
-            firstExample.putIfAbsent(kind, "program " + p.index + ": " + what
+            firstExample.putIfAbsent(kind, (p == null ? "" : "program " + index + ": ") + what
                 + (t == null ? "" : " -> " + oneLine(t)));
         }
 
@@ -500,6 +516,25 @@ class MisuseFuzzTest {
      */
     record CopySpec(long bytes, Seg dst, long dstLen, Seg src, long srcLen, long overlapOffset, long alignment,
                     int groupForm, Channel channel, long position) {
+        /** See {@link Program#avoidingKnownBugs()}. */
+        CopySpec avoidingKnownBugs(Op op) {
+            Seg d = dst == Seg.CONFINED_OWN || dst == Seg.CONFINED_OTHER || dst == Seg.CLOSED ? Seg.NATIVE : dst;
+            Seg s = src == Seg.CONFINED_OWN || src == Seg.CONFINED_OTHER || src == Seg.CLOSED ? Seg.NATIVE : src;
+            if (channel != null && d == Seg.HEAP_LONGS) {
+                d = Seg.HEAP_BYTES;                 // a file read into a long[] segment fails in the engine
+            }
+            Channel ch = channel == Channel.NO_PROGRESS ? Channel.FAILING : channel;     // #4 spins forever
+            long b = bytes;
+            long dl = dstLen;
+            long sl = srcLen;
+            if (op == Op.B_MEMCPY && bytes > 64 * 1024) {
+                b = 64;                             // an over-arrival steals a barrier copy's pending arrival
+                dl = Math.min(dl, 64);
+                sl = Math.min(sl, 64);
+            }
+            return new CopySpec(b, d, dl, s, sl, overlapOffset, alignment, groupForm, ch, position);
+        }
+
         @Override
         public String toString() {
             String size = alignment == 0 ? String.valueOf(bytes) : "AlignedSize(" + alignment + "," + bytes + ")";
@@ -513,6 +548,21 @@ class MisuseFuzzTest {
     }
 
     record Step(Op op, Time time, long n, Token token, CopySpec copy, Op inner, int target) {
+        /** See {@link Program#avoidingKnownBugs()}. */
+        Step avoidingKnownBugs(int barrierExpected) {
+            Time t = time == Time.NANO || time == Time.NANOS_150 ? Time.MICRO    // #12 1-200 ns wait forever
+                : time == Time.NULL ? Time.ZERO : time;                              // null limits not always checked
+            return switch (op) {
+                case FOREIGN -> new Step(Op.QUERY, null, 0, null, null, null, 0);    // #6 foreign handle: assert
+                case B_AWAIT_BAD -> new Step(Op.B_QUERY, null, 0, null, null, null, 0);   // #14 tokens unchecked
+                case B_ARRIVE_N -> n > barrierExpected ? new Step(Op.B_ARRIVE, null, 0, null, null, null, 0)
+                    : this;                                                          // #11 overflow
+                case MEMCPY, B_MEMCPY, MEMCPY_FILE -> new Step(op, t, n, token, copy.avoidingKnownBugs(op), inner,
+                    target);
+                default -> new Step(op, t, n, token, copy, inner, target);
+            };
+        }
+
         boolean mayBlock() {
             return switch (op) {
                 case ACQUIRE, ACQUIRE_INTERRUPTIBLY, WAIT, WAIT_INTERRUPTIBLY, WAIT_FOR, WAIT_UNTIL, FOREIGN -> true;
@@ -678,8 +728,60 @@ class MisuseFuzzTest {
                 int ed = rnd.nextInt(100);
                 endings.add(ed < 50 ? Ending.QUIT : ed < 92 ? Ending.CLOSE : ed < 97 ? Ending.DEAD : Ending.CRASH);
             }
-            return new Program(index, seed, kind, n, virtual, scope, stages, patience, strategy, barrierExpected,
-                completion, makes, scripts, endings);
+            if (completion == Completion.WAIT_OWN_PARITY || completion == Completion.AWAIT_LAST_TOKEN) {
+                // Today a completion that waits on its barrier hangs, and a large barrier copy submitted meanwhile
+                // spins on a core forever (PhaseBarrier.expectOneMore): keep this program's barrier copies small,
+                // so that one hang cannot slow down every program after it.
+                for (int r = 0; r < scripts.size(); r++) {
+                    List<Step> out = new ArrayList<>();
+                    for (Step st : scripts.get(r)) {
+                        out.add(st.op() == Op.B_MEMCPY && st.copy().bytes() > 64 * 1024
+                            ? new Step(st.op(), st.time(), st.n(), st.token(), st.copy().avoidingKnownBugs(st.op()),
+                                st.inner(), st.target()) : st);
+                    }
+                    scripts.set(r, out);
+                }
+            }
+            Program p = new Program(index, seed, kind, n, virtual, scope, stages, patience, strategy,
+                barrierExpected, completion, makes, scripts, endings);
+            return AVOID_KNOWN_BUGS ? p.avoidingKnownBugs() : p;
+        }
+
+        /**
+         * The harness's own check ({@code -Djpipeline.test.fuzzAvoidKnownBugs=true}): the same program without
+         * the misuse that today's engine is known to mishandle (issue 8's list, and what this fuzzer found
+         * besides). On today's engine such a run must be clean; what it still finds is either a new bug or a
+         * mistake of this harness.
+         */
+        Program avoidingKnownBugs() {
+            Patience pat = patience == Patience.DEFAULT || patience == Patience.ABSURD ? Patience.MS50 : patience;
+            List<Make> ms = new ArrayList<>(makes);
+            Make first = ms.get(0);
+            for (int r = 0; r < ms.size(); r++) {           // #5 a mismatched make hangs
+                Make m = ms.get(r);
+                if (shared() && (m.kind() != first.kind() || m.producers() != first.producers()
+                    || m.state() != first.state() || m.role() == null && m.kind() == MakeKind.ROLE)) {
+                    ms.set(r, new Make(first.kind(), first.producers(), first.kind() == MakeKind.ROLE
+                        ? (m.kind() == MakeKind.ROLE && m.role() != null ? m.role() : PipelineRole.CONSUMER) : null,
+                        first.state(), first.nullGroup()));
+                }
+            }
+            List<List<Step>> ss = new ArrayList<>();
+            for (List<Step> script : scripts) {
+                List<Step> out = new ArrayList<>();
+                for (Step st : script) {
+                    out.add(st.avoidingKnownBugs(barrierExpected));
+                }
+                ss.add(out);
+            }
+            List<Ending> es = new ArrayList<>();
+            for (Ending e : endings) {                      // #7 a dead participant strands its peers
+                es.add(e == Ending.DEAD || e == Ending.CRASH ? Ending.CLOSE : e);
+            }
+            Completion comp = completion == Completion.WAIT_OWN_PARITY || completion == Completion.AWAIT_LAST_TOKEN
+                ? Completion.COUNT : completion;            // #13 a completion waiting on its barrier hangs
+            return new Program(index, seed, kind, teamSize, virtual, scope, stages, pat, strategy, barrierExpected,
+                comp, ms, ss, es);
         }
 
         private static List<Make> makes(SplittableRandom rnd, Kind kind, int n) {
