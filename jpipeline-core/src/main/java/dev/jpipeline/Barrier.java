@@ -80,7 +80,7 @@ public final class Barrier {
 
     /** {@code arrive()}: one arrival. @return the token of the phase arrived at */
     public long arrive() {
-        return token(phases.arrive(1));
+        return token(phases.arriveAsParty(1));
     }
 
     /**
@@ -95,7 +95,7 @@ public final class Barrier {
         if (update < 1) {
             throw new IllegalArgumentException("Barrier.arrive update must be at least 1, got " + update);
         }
-        return token(phases.arrive(update));
+        return token(phases.arriveAsParty(update));
     }
 
     /**
@@ -154,12 +154,12 @@ public final class Barrier {
 
     /** {@code arrive_and_wait()}: arrive, then wait for the phase arrived at to complete. */
     public void arriveAndWait() {
-        awaitPhase(phases.arrive(1), Deadlines.NO_DEADLINE, false);
+        awaitPhase(phases.arriveAsParty(1), Deadlines.NO_DEADLINE, false);
     }
 
     /** {@code arrive_and_drop()}: arrive at the current phase and be expected one fewer time afterwards. */
     public void arriveAndDrop() {
-        phases.arriveAndDrop();
+        phases.arriveAndDropAsParty();
     }
 
     /**
@@ -183,6 +183,7 @@ public final class Barrier {
      * @return whether the phase of that parity has completed
      */
     public boolean tryWaitParity(boolean parity, Duration timeout) {
+        java.util.Objects.requireNonNull(timeout, "timeout");
         int phase = phases.phase();
         if (((phase & 1) == 1) != parity) {
             return true;

@@ -39,6 +39,8 @@ final class CopySubmission {
     static final int MAX_EMPTY_READS = 1024;
     /** The largest read into one ByteBuffer (which holds at most 2 GiB). */
     private static final long MAX_READ_WINDOW = 1L << 30;
+    /** The window of a read into a heap segment over a non-byte array (through a byte[] bounce buffer). */
+    private static final long BOUNCE_WINDOW = 1L << 20;
 
     private CopyLanding completion;
 
@@ -125,10 +127,20 @@ final class CopySubmission {
             MemorySegment.copy(src, offset, dst, offset, length);
             return;
         }
+        // A segment over a heap array other than byte[] has no ByteBuffer view: read through a bounce buffer.
+        boolean bounce = dst.heapBase().map(base -> !(base instanceof byte[])).orElse(false);
+        long maxWindow = bounce ? BOUNCE_WINDOW : MAX_READ_WINDOW;
         for (long done = 0; done < length; ) {
             // a ByteBuffer holds at most 2 GiB: read a larger chunk in windows of 1 GiB
-            long window = Math.min(length - done, MAX_READ_WINDOW);
-            readWindow(dst.asSlice(offset + done, window).asByteBuffer(), offset + done);
+            long window = Math.min(length - done, maxWindow);
+            MemorySegment part = dst.asSlice(offset + done, window);
+            if (bounce) {
+                byte[] buffer = new byte[(int) window];
+                readWindow(ByteBuffer.wrap(buffer), offset + done);
+                MemorySegment.copy(MemorySegment.ofArray(buffer), 0, part, 0, window);
+            } else {
+                readWindow(part.asByteBuffer(), offset + done);
+            }
             done += window;
         }
     }

@@ -72,6 +72,12 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      */
     private volatile PhaseFailure failureEven;
     private volatile PhaseFailure failureOdd;
+    /**
+     * Copies tied and not landed yet (they are part of the expected count): lets a user's barrier tell its
+     * parties' arrivals from the copies'. Raised after a tie's CAS and lowered before a landing's arrival, so a
+     * racing check can only overestimate the parties' room (miss an over-arrival), never refuse a correct one.
+     */
+    private volatile int pendingCopies;
 
     /**
      * @param expected   arrivals per phase, 0 to {@link #MAX_PARTIES} (0 makes every wait report abandonment)
@@ -140,11 +146,25 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * @throws IllegalStateException when the phase would get more arrivals than it expects
      */
     public int arrive(int count) {
+        return arrive(count, false);
+    }
+
+    /**
+     * {@link #arrive(int)} by a party of a user's barrier: besides the expected count, the arrivals must leave
+     * room for the copies tied to the phase (their arrivals are not the parties' to make).
+     *
+     * @throws IllegalStateException when the parties' arrivals would exceed the parties
+     */
+    public int arriveAsParty(int count) {
+        return arrive(count, true);
+    }
+
+    private int arrive(int count, boolean party) {
         for (;;) {
             long s = lvState();
             int expected = expectedOf(s);
             long arrivedAfter = (long) arrivedOf(s) + count;     // long: a huge count must not wrap around
-            if (count < 1 || arrivedAfter > expected) {
+            if (count < 1 || arrivedAfter > (party ? expected - pendingCopies : expected)) {
                 throw overArrival(s, count);
             }
             int arrived = (int) arrivedAfter;
@@ -226,6 +246,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 continue;
             }
             if (casState(s, s + (1L << EXPECTED_SHIFT))) {
+                PENDING_COPIES.getAndAdd(this, 1);      // after the CAS: a racing party check errs lenient
                 return;
             }
         }
@@ -256,6 +277,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         if (failure != null) {
             recordFailure(phase, failure);
         }
+        PENDING_COPIES.getAndAdd(this, -1);     // before the arrival: a racing party check errs lenient
         try {
             arriveAndDrop();
         } catch (RuntimeException | Error completionFailed) {
@@ -295,10 +317,20 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * @throws IllegalStateException when the barrier has no party left
      */
     public void arriveAndDrop() {
+        arriveAndDrop(false);
+    }
+
+    /** {@link #arriveAndDrop()} by a party of a user's barrier: a party must be left besides the tied copies. */
+    public void arriveAndDropAsParty() {
+        arriveAndDrop(true);
+    }
+
+    private void arriveAndDrop(boolean party) {
         for (;;) {
             long s = lvState();
             int expected = expectedOf(s);
-            if (expected == 0 || arrivedOf(s) >= expected) {
+            int parties = party ? expected - pendingCopies : expected;
+            if (parties <= 0 || arrivedOf(s) >= parties) {
                 throw overArrival(s, 1);
             }
             if (leave(s, arrivedOf(s) + 1 == expected)) {
@@ -423,12 +455,14 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     private static final VarHandle STATE;
     private static final VarHandle WAITERS;
+    private static final VarHandle PENDING_COPIES;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             STATE = lookup.findVarHandle(PhaseBarrierFields.class, "state", long.class);
             WAITERS = lookup.findVarHandle(PhaseBarrierFields.class, "waiters", Waiter.class);
+            PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

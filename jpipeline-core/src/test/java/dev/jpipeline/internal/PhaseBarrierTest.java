@@ -93,6 +93,21 @@ class PhaseBarrierTest {
     }
 
     @Test
+    void partiesCannotArriveInPlaceOfATiedCopy() {
+        PhaseBarrier b = new PhaseBarrier(2);
+        b.tieCopy();                                        // expected 3: two parties and one copy
+        IllegalStateException over = assertThrows(IllegalStateException.class, () -> b.arriveAsParty(3));
+        assertTrue(over.getMessage().contains("arriving 3 more is not allowed"), over.getMessage());
+        assertEquals(0, b.arrived(), "a refused arrival changes nothing");
+        b.arriveAsParty(2);
+        assertFalse(b.isComplete(0), "the copy has not landed");
+        assertThrows(IllegalStateException.class, b::arriveAndDropAsParty, "no party is left to drop");
+        b.copyLanded(null);
+        assertTrue(b.isComplete(0));
+        assertEquals(2, b.expected(), "later phases expect the parties only");
+    }
+
+    @Test
     void aPhaseWhoseLastPartyDropsAfterAWithdrawnArrivalCompletesInsteadOfBeingAbandoned() {
         // two producers: A commits round 0 and quits (its arrival is withdrawn with it), B then quits before
         // committing: round 0 had A's real arrival and nobody else will come, so it completes; round 1 has no one
