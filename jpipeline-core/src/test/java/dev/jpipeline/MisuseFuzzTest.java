@@ -151,7 +151,10 @@ class MisuseFuzzTest {
         // An exception that escapes into a thread the library owns (a copy worker) is lost to the user.
         Thread.UncaughtExceptionHandler previous = Thread.getDefaultUncaughtExceptionHandler();
         Thread.setDefaultUncaughtExceptionHandler((thread, e) -> {
-            if (!(e instanceof SimulatedCrash)) {
+            if (e instanceof UserCompletionException) {
+                // the user's completion ran in the copy that completed the phase: no caller to throw to
+                stats.count("user completion exceptions thrown in a copy engine's thread");
+            } else if (!(e instanceof SimulatedCrash)) {
                 stats.find("UNCAUGHT " + e.getClass().getSimpleName() + " in a library thread", null, -1, -1,
                     "thread " + thread.getName(), e);
             }
@@ -1298,6 +1301,9 @@ class MisuseFuzzTest {
             for (int r = 0; r < threads.length; r++) {
                 Thread t = threads[r];
                 if (t != null && t.isAlive()) {
+                    String site = String.valueOf(current[r]).replaceFirst("^step \\d+ ", "")
+                        .replaceFirst("[(\\[].*", "");
+                    stats.count("hung ranks stuck in " + p.kind() + " " + site);
                     b.append("\n      rank ").append(r).append(" in ").append(current[r]).append(", ")
                         .append(t.getState());
                     StackTraceElement[] st = t.getStackTrace();
