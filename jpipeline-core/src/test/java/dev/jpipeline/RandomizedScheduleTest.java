@@ -298,7 +298,7 @@ class RandomizedScheduleTest {
                     }
                 }
                 if (!eligible.isEmpty()) {
-                    failer[b] = eligible.get((int) Math.floorMod(tag(c.seed(), b, 77), eligible.size()));
+                    failer[b] = eligible.get(Math.floorMod(tag(c.seed(), b, 77), eligible.size()));
                 }
             }
         }
