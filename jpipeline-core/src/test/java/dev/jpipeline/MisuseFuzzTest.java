@@ -178,6 +178,7 @@ class MisuseFuzzTest {
             }
         }
         AtomicInteger next = new AtomicInteger();
+        AtomicInteger ran = new AtomicInteger();
         Thread[] runners = new Thread[parallel];
         for (int k = 0; k < parallel; k++) {
             runners[k] = Thread.ofPlatform().daemon().name("fuzz-runner-" + k).start(() -> {
@@ -186,6 +187,7 @@ class MisuseFuzzTest {
                         stats.count("programs not run: over " + maxHangs + " hangs (-Djpipeline.test.fuzzMaxHangs)");
                         continue;
                     }
+                    ran.incrementAndGet();
                     Program p = Program.generate(seed, indices.get(i));
                     if (verbose) {
                         System.out.println(p);
@@ -206,10 +208,10 @@ class MisuseFuzzTest {
         }
         long millis = (System.nanoTime() - start) / 1_000_000;
         Thread.setDefaultUncaughtExceptionHandler(previous);
-        System.out.println(stats.summary(seed, Math.min(next.get(), indices.size()), millis));
+        System.out.println(stats.summary(seed, ran.get(), millis));
         assertTrue(finished, "the fuzz runners did not finish within 30 minutes (see the summary above)");
         if (!stats.findings.isEmpty()) {
-            StringBuilder b = new StringBuilder(stats.findings.size() + " findings in " + indices.size()
+            StringBuilder b = new StringBuilder(stats.findings.size() + " findings in " + ran.get()
                 + " programs (seed " + seed + "); by kind: " + stats.kindCounts() + "\nfirst ones:");
             stats.findings.stream().filter(f -> f.kind().startsWith(showKind)).sorted().limit(shown)
                 .forEach(f -> b.append("\n").append(f));
