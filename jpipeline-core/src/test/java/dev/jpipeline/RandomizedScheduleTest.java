@@ -125,6 +125,7 @@ class RandomizedScheduleTest {
         Random random = new Random(seed);
         int perConfig = (totalBatches + 11) / 12;
         long delivered = 0;
+        long deliveredHere = 0;         // by the configurations this run ran (all, unless one is replayed)
         long start = System.nanoTime();
         List<String> failures = new ArrayList<>();
         int configs = 0;
@@ -160,8 +161,9 @@ class RandomizedScheduleTest {
                 System.out.println(config + " -> " + (System.nanoTime() - t0) / 1_000_000 + " ms");
             }
             delivered += expected.delivered();
+            deliveredHere += expected.delivered();
         }
-        System.out.println("RandomizedScheduleTest seed " + seed + ": " + delivered + " batches in " + configs
+        System.out.println("RandomizedScheduleTest seed " + seed + ": " + deliveredHere + " batches in " + configs
             + " configurations (" + kinds[0] + " with early quits, " + kinds[1] + " with dead threads, " + kinds[2]
             + " with file reads and copy failures) in " + (System.nanoTime() - start) / 1_000_000 + " ms; "
             + failures.size() + " failed");
@@ -296,7 +298,7 @@ class RandomizedScheduleTest {
                     }
                 }
                 if (!eligible.isEmpty()) {
-                    failer[b] = eligible.get((int) Math.floorMod(tag(c.seed(), b, 77), eligible.size()));
+                    failer[b] = eligible.get(Math.floorMod(tag(c.seed(), b, 77), eligible.size()));
                 }
             }
         }
