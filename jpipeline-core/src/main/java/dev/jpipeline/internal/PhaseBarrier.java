@@ -230,7 +230,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      *                               tied to the phase that is completing)
      */
     public void tieCopy() {
-        for (;;) {
+        for (int waited = 0; ; ) {
             long s = lvState();
             int expected = expectedOf(s);
             int arrived = arrivedOf(s);
@@ -242,7 +242,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                     throw new IllegalStateException("a barrier's completion action cannot tie a copy to the barrier "
                         + "it is completing (phase " + phaseOf(s) + "): that phase has all its arrivals");
                 }
-                Thread.onSpinWait();        // a completion action is running: the phase is about to advance
+                // A completion action is running: the phase is about to advance, unless the action takes long
+                // (it may block): spin briefly, then yield, then back off in short parks instead of burning a core.
+                if (waited < 1 << 8) {
+                    Thread.onSpinWait();
+                } else if (waited < 1 << 10) {
+                    Thread.yield();
+                } else {
+                    java.util.concurrent.locks.LockSupport.parkNanos(50_000);
+                }
+                waited++;
                 continue;
             }
             if (casState(s, s + (1L << EXPECTED_SHIFT))) {
