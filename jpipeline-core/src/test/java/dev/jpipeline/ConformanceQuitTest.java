@@ -263,4 +263,40 @@ class ConformanceQuitTest {
         });
         assertEquals(batches, seenByStayer.get());
     }
+
+    @Test
+    void theOnlyProducerQuittingWithAnAcquiredStageFailsThatBatchThenNoProducerIsLeft() {
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        ThreadTeam team = ThreadTeam.ofPlatform(2);
+        List<String> seen = Collections.synchronizedList(new ArrayList<>());
+        team.run(Teams.LIMIT, g -> {
+            Pipeline pipe = Pipeline.make(g, state, 1);
+            if (g.threadRank() == 0) {
+                pipe.producerAcquire();
+                pipe.producerCommit();                  // batch 0
+                pipe.producerAcquire();                 // batch 1, never committed
+                pipe.quit();
+                return;
+            }
+            for (int b = 0; b < 3; b++) {
+                try {
+                    pipe.consumerWait();
+                    seen.add("batch " + b + " ok");
+                    pipe.consumerRelease();
+                } catch (StageFailedException e) {
+                    seen.add("batch " + e.batch() + " failed: " + e.getCause().getMessage());
+                    pipe.consumerRelease();
+                } catch (IllegalStateException e) {
+                    seen.add(e.getMessage().contains("no producer is left") ? "no producer left" : e.getMessage());
+                    break;
+                }
+            }
+            pipe.quit();
+        });
+        assertEquals(3, seen.size(), seen.toString());
+        assertEquals("batch 0 ok", seen.get(0));
+        assertTrue(seen.get(1).startsWith("batch 1 failed: producer rank 0 (producer) quit after acquiring stage 1"),
+            seen.get(1));
+        assertEquals("no producer left", seen.get(2));
+    }
 }

@@ -326,9 +326,17 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     private boolean leave(String how) {
         if (acquired) {
-            // the stage's other producers (or its copies) could otherwise complete it without this share
+            // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
+            // is committed as failed, so the batch completes (as failed) even when no other producer is left;
+            // the drops below then start from the next batch, as after any commit.
             produced[head].recordFailure(headRound, new IllegalStateException("producer " + who() + " " + how
                 + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
+            acquired = false;
+            produced[head].arrive(1);
+            if (++head == stages) {
+                head = 0;
+                headRound++;
+            }
         }
         boolean last = ring.releaseOwner();
         Side leaving = side;
