@@ -3,6 +3,7 @@ package dev.jpipeline.stress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
+import dev.jpipeline.Pipeline;
 import java.time.Duration;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.JCStressTest;
@@ -27,15 +28,16 @@ public class CommitPublishesStageData {
 
     @Actor
     public void producer() {
-        pipes.producer.producerAcquire();
+        Pipeline pipe = pipes.makeProducer();
+        pipe.producerAcquire();
         x = 1;
         y = 2;
-        pipes.producer.producerCommit();
+        pipe.producerCommit();
     }
 
     @Actor
     public void consumer(II_Result r) {
-        if (pipes.consumer.consumerWaitFor(Duration.ZERO)) {
+        if (pipes.makeConsumer().consumerWaitFor(Duration.ZERO)) {
             r.r1 = x;
             r.r2 = y;
         } else {

@@ -1,41 +1,33 @@
 package dev.jpipeline.stress;
 
-import dev.jpipeline.Group;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.ThreadTeam;
 
 /**
- * A one-producer, one-consumer block-scope pipeline whose two handles are made up front by one thread (the
- * jcstress state constructor) and then used by two actor threads. Making both handles from one thread is
- * legal here because the group's {@code sync()} has nothing to wait for once rank 0 has made its handle.
+ * A one-producer, one-consumer block-scope pipeline for two jcstress actors. A handle belongs to the thread that
+ * made it and {@code make} is collective, so each actor makes its own handle at the start of its method: the two
+ * makes meet in the group's {@code sync()} (a two-thread {@link ThreadTeam}), which also lines the actors up
+ * before the race. jcstress builds the state on another thread, and runs both actors of one state concurrently
+ * (its sanity check too), so the makes always find each other.
  */
 final class PipelineHandles {
 
-    final Pipeline producer;
-    final Pipeline consumer;
+    private final PipelineSharedState state;
+    private final ThreadTeam team = ThreadTeam.ofPlatform(2);
 
     PipelineHandles(int stages) {
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, stages);
-        producer = Pipeline.make(rank(0), state, 1);
-        consumer = Pipeline.make(rank(1), state, 1);
+        state = PipelineSharedState.create(ThreadScope.BLOCK, stages);
     }
 
-    private static Group rank(int rank) {
-        return new Group() {
-            @Override
-            public int size() {
-                return 2;
-            }
+    /** Rank 0's handle, the producer: call from the producing actor. */
+    Pipeline makeProducer() {
+        return Pipeline.make(team.member(0), state, 1);
+    }
 
-            @Override
-            public int threadRank() {
-                return rank;
-            }
-
-            @Override
-            public void sync() {
-            }
-        };
+    /** Rank 1's handle, the consumer: call from the consuming actor. */
+    Pipeline makeConsumer() {
+        return Pipeline.make(team.member(1), state, 1);
     }
 }
