@@ -59,8 +59,8 @@ public class BarrierLincheckTest {
     @Test
     void modelChecking() {
         new ModelCheckingOptions()
-            .iterations(30)
-            .invocationsPerIteration(300)
+            .iterations(12)
+            .invocationsPerIteration(200)
             .threads(2)
             .actorsPerThread(3)
             .actorsBefore(1)
@@ -72,7 +72,7 @@ public class BarrierLincheckTest {
     @Test
     void stress() {
         new StressOptions()
-            .iterations(20)
+            .iterations(5)
             .invocationsPerIteration(1_000)
             .threads(THREADS)
             .actorsPerThread(3)

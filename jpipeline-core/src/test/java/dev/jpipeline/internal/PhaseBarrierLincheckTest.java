@@ -1,5 +1,7 @@
 package dev.jpipeline.internal;
 
+import static dev.jpipeline.internal.LincheckScenarios.scenario;
+
 import dev.jpipeline.WaitStrategy;
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -85,20 +87,40 @@ public class PhaseBarrierLincheckTest {
     @Test
     void modelChecking() {
         new ModelCheckingOptions()
-            .iterations(30)
-            .invocationsPerIteration(300)
+            .iterations(20)
+            .invocationsPerIteration(200)
             .threads(2)
             .actorsPerThread(3)
             .actorsBefore(2)
             .actorsAfter(1)
             .sequentialSpecification(Spec.class)
+            // a party that already arrived quits (its arrival is withdrawn) while the other arrives
+            .addCustomScenario(scenario(PhaseBarrierLincheckTest.class)
+                .initial("arrive", 1)
+                .thread(1, "dropFromRound", 1)
+                .thread(2, "arrive", 1, "awaitDue", 0)
+                .post("state")
+                .build())
+            // a party quits before arriving while the other arrives, then arrives and drops
+            .addCustomScenario(scenario(PhaseBarrierLincheckTest.class)
+                .thread(1, "dropFromRound", 0, "poll", 0)
+                .thread(2, "arrive", 1, "arriveAndDrop")
+                .post("state", "awaitPollOnce", 1)
+                .build())
+            // a copy is tied to the phase while the other party's arrival would complete it
+            .addCustomScenario(scenario(PhaseBarrierLincheckTest.class)
+                .initial("arrive", 1)
+                .thread(1, "tieCopy", "isComplete", 0)
+                .thread(2, "arrive", 1, "awaitDue", 0)
+                .post("state")
+                .build())
             .check(PhaseBarrierLincheckTest.class);
     }
 
     @Test
     void stress() {
         new StressOptions()
-            .iterations(30)
+            .iterations(5)
             .invocationsPerIteration(1_000)
             .threads(3)
             .actorsPerThread(3)

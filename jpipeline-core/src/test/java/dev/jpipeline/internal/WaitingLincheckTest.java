@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  */
 class WaitingLincheckTest {
 
-    private static final int INVOCATIONS = 400;
+    private static final int INVOCATIONS = 200;
     private static final RuntimeException COPY_FAILURE = new RuntimeException("copy failed");
 
     /** Two parties arrive and wait; a copy tied to the phase lands with a failure on a third thread. */
