@@ -29,6 +29,11 @@ import org.junit.jupiter.api.Test;
  *    arrives again.
  * Under that protocol copyLanded (record the failure, then arrive and drop) must be atomic: a waiter that sees
  * its phase complete must see the failure of every copy tied to it.
+ *
+ * The barrier starts with one copy of each party tied to phase 0, so that most random scenarios have copies in
+ * flight. Random scenarios rarely line up a copy that completes a phase against a look at that phase, or a quit
+ * against the arrival that would complete the phase: hand-written scenarios pin those races, and the model
+ * checker explores their interleavings like any other.
  * </pre>
  */
 @Param(name = "thread", gen = ThreadIdGen.class)
@@ -40,6 +45,7 @@ public class PhaseBarrierProtocolLincheckTest {
     private final PhaseBarrier barrier = new PhaseBarrier(2);
     /** Per party: the phase it last arrived at, or -1. Only the party's own thread reads and writes its slot. */
     private final int[] lastRound = {-1, -1};
+    /** Per party: whether it has left. Only the party's own thread reads and writes its slot. */
     private final boolean[] gone = new boolean[2];
     /** Per party: copies tied by the other party that this party's thread has to land. Guarded by itself. */
     private final int[] toLand = {1, 1};
