@@ -12,9 +12,8 @@ import org.openjdk.jcstress.infra.results.III_Result;
 
 /**
  * A producer's {@code producerAcquire()} of a stage never returns while a consumer of that stage has not
- * released it: with one stage, batch 0 committed first, the producer's acquire of batch 1 must see everything
- * the consumer did before its release, and the consumer must never read batch 1's data while it still holds
- * batch 0.
+ * released it: with one stage and batch 0 committed, the producer's acquire of batch 1 must see everything the
+ * consumer did before its release, and the consumer must never read batch 1's data while it still holds batch 0.
  */
 @JCStressTest
 @Outcome(id = "1, 10, 1", expect = ACCEPTABLE, desc = "acquire returned after the release and saw its effects")
@@ -29,24 +28,24 @@ public class AcquireWaitsForRelease {
 
     @Actor
     public void producer(III_Result r) {
-        Pipeline producer = pipes.producer();
-        producer.producerAcquire();
+        Pipeline pipe = pipes.makeProducer();
+        pipe.producerAcquire();
         stage = 10;                                  // batch 0
-        producer.producerCommit();
-        producer.producerAcquire();                  // batch 1: needs the release of batch 0
+        pipe.producerCommit();
+        pipe.producerAcquire();                      // batch 1: needs the release of batch 0
         r.r1 = consumerFinished;
         stage = 20;
-        producer.producerCommit();
+        pipe.producerCommit();
         r.r3 = consumerSawRelease;
     }
 
     @Actor
     public void consumer(III_Result r) {
-        Pipeline consumer = pipes.consumer();
-        consumer.consumerWait();
+        Pipeline pipe = pipes.makeConsumer();
+        pipe.consumerWait();
         r.r2 = stage;
         consumerFinished = 1;
         consumerSawRelease = 1;
-        consumer.consumerRelease();
+        pipe.consumerRelease();
     }
 }

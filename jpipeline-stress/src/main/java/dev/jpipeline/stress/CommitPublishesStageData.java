@@ -28,16 +28,16 @@ public class CommitPublishesStageData {
 
     @Actor
     public void producer() {
-        Pipeline producer = pipes.producer();
-        producer.producerAcquire();
+        Pipeline pipe = pipes.makeProducer();
+        pipe.producerAcquire();
         x = 1;
         y = 2;
-        producer.producerCommit();
+        pipe.producerCommit();
     }
 
     @Actor
     public void consumer(II_Result r) {
-        if (pipes.consumer().consumerWaitFor(Duration.ZERO)) {
+        if (pipes.makeConsumer().consumerWaitFor(Duration.ZERO)) {
             r.r1 = x;
             r.r2 = y;
         } else {

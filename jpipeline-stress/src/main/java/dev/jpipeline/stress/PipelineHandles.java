@@ -6,9 +6,11 @@ import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 
 /**
- * A one-producer, one-consumer block-scope pipeline for a jcstress state: each actor makes its own handle on its
- * own thread (a handle belongs to the thread that made it), through a real two-thread group, so the make is
- * collective as in production; the races the tests look at come after it.
+ * A one-producer, one-consumer block-scope pipeline for two jcstress actors. A handle belongs to the thread that
+ * made it and {@code make} is collective, so each actor makes its own handle at the start of its method: the two
+ * makes meet in the group's {@code sync()} (a two-thread {@link ThreadTeam}), which also lines the actors up
+ * before the race. jcstress builds the state on another thread, and runs both actors of one state concurrently
+ * (its sanity check too), so the makes always find each other.
  */
 final class PipelineHandles {
 
@@ -16,17 +18,16 @@ final class PipelineHandles {
     private final ThreadTeam team = ThreadTeam.ofPlatform(2);
 
     PipelineHandles(int stages) {
-        state = PipelineSharedState.builder(ThreadScope.BLOCK, stages).detectDeadlocks(java.time.Duration.ZERO)
-            .build();
+        state = PipelineSharedState.create(ThreadScope.BLOCK, stages);
     }
 
-    /** The producer's handle, made by the calling actor (rank 0). */
-    Pipeline producer() {
+    /** Rank 0's handle, the producer: call from the producing actor. */
+    Pipeline makeProducer() {
         return Pipeline.make(team.member(0), state, 1);
     }
 
-    /** The consumer's handle, made by the calling actor (rank 1). */
-    Pipeline consumer() {
+    /** Rank 1's handle, the consumer: call from the consuming actor. */
+    Pipeline makeConsumer() {
         return Pipeline.make(team.member(1), state, 1);
     }
 }
