@@ -135,6 +135,8 @@ public class PhaseBarrierLincheckTest {
         private int phase;
         private int expected = 2;
         private int arrived;
+        /** The current phase had an arrival withdrawn by a drop: when the last party leaves, it completes. */
+        private boolean withdrawn;
 
         public int arrive(int count) {
             if (count < 1 || arrived + count > expected) {
@@ -162,9 +164,11 @@ public class PhaseBarrierLincheckTest {
             if (lag == 1) {         // the party arrived here already: withdraw the arrival with the party
                 expected--;
                 arrived--;
+                withdrawn = true;
             } else {                // the party leaves before arriving: the phase needs one arrival fewer
                 expected--;
-                if (arrived > 0) {  // with nobody left and nobody arrived the phase is abandoned, not complete
+                // with nobody left the phase completes if it had (withdrawn) arrivals, else it is abandoned
+                if (arrived > 0 || (expected == 0 && withdrawn)) {
                     completeIfFull();
                 }
             }
@@ -202,6 +206,7 @@ public class PhaseBarrierLincheckTest {
             if (arrived == expected) {
                 phase++;
                 arrived = 0;
+                withdrawn = false;
             }
         }
     }
