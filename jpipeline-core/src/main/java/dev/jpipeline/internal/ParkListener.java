@@ -24,6 +24,14 @@ public interface ParkListener {
      */
     void unparked();
 
+    /**
+     * The wait in which the current thread parked (at least once) has ended: it runs again. A thread woken only to
+     * look at its clock (a deadline, a stall check) parks again without this call, so a listener can tell a wait
+     * that moved on from a thread that merely woke.
+     */
+    default void waitEnded() {
+    }
+
     /** The listener bound to the current thread, or null. */
     static ParkListener current() {
         return CURRENT.isBound() ? CURRENT.get() : null;

@@ -76,6 +76,7 @@ public final class Waiting {
         int clockMask = deadline == Deadlines.NO_DEADLINE ? FIRST_UNTIMED_CLOCK : 0;
         boolean stalled = false;
         boolean interrupted = false;
+        boolean parked = false;                 // whether the listener was told of a park
         Waiter node = null;                     // this wait's node while it is on the stack
         try {
             for (int attempt = 0; ; ) {
@@ -141,6 +142,7 @@ public final class Waiting {
                 long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)
                     ? nextCheck : deadline;
                 if (listener != null) {
+                    parked = true;
                     listener.parking(site);
                 }
                 if (limit == Deadlines.NO_DEADLINE) {
@@ -157,6 +159,9 @@ public final class Waiting {
                 }
             }
         } finally {
+            if (parked) {
+                listener.waitEnded();
+            }
             if (node != null) {
                 node.thread = null;             // signallers skip it from now on
                 if (!node.detached) {

@@ -36,11 +36,17 @@ final class KernelThread implements ParkListener, HangDetector.Participant {
         blockedIn = site;
     }
 
+    /** Woken: it may park again in the same wait (a timed look at its clock), so it still counts as blocked. */
     @Override
     public void unparked() {
-        blockedIn = null;
-        monitor.unblocked();
         monitor.checkAborted();
+    }
+
+    /** Its wait has ended: it runs again, which is progress for the launch. */
+    @Override
+    public void waitEnded() {
+        blockedIn = null;
+        monitor.progressed();
     }
 
     @Override

@@ -14,7 +14,8 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  * The launch's CUDA threads are the participants of the core's HangDetector (the one hang detector): the launch
  * is hung when every live thread is parked in a jpipeline wait (pipeline, barrier, __syncthreads, __syncwarp,
- * grid sync), no thread has woken up and no copy is in flight for half the patience. The launching thread asks
+ * grid sync), no wait has ended and no copy is in flight for half the patience (a thread woken only to look at
+ * its clock parks again without ending its wait, so it is no progress). The launching thread asks
  * the detector on each tick of its own wait; on a hang (or on a thread's failure) it aborts the launch: every
  * thread still parked is unparked and unwinds with KernelAbortedException, every thread that parks later does too.
  * </pre>
@@ -22,8 +23,8 @@ import java.util.concurrent.locks.LockSupport;
 final class LaunchMonitor {
 
     private final AtomicInteger live = new AtomicInteger();
-    /** Counts wake-ups: the detector's progress signature. */
-    private final AtomicLong wakeUps = new AtomicLong();
+    /** Counts waits that ended (a thread ran again): the detector's progress signature. */
+    private final AtomicLong progress = new AtomicLong();
     private final Queue<Thread> javaThreads = new ConcurrentLinkedQueue<>();
     private final HangDetector detector;
     /** Set once when the launch is aborted: read by every park of the launch's threads. */
@@ -31,7 +32,7 @@ final class LaunchMonitor {
 
     LaunchMonitor(long patienceNanos, String launch) {
         this.detector = new HangDetector(patienceNanos, "kernel launch " + launch + " hung: every live thread is "
-            + "blocked with nothing left to wake it", wakeUps::get, () -> "");
+            + "blocked with nothing left to wake it", progress::get, () -> "");
     }
 
     void started(KernelThread kt, Thread thread) {
@@ -45,8 +46,8 @@ final class LaunchMonitor {
         live.decrementAndGet();
     }
 
-    void unblocked() {
-        wakeUps.incrementAndGet();
+    void progressed() {
+        progress.incrementAndGet();
     }
 
     int live() {
