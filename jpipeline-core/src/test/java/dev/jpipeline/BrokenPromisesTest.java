@@ -8,11 +8,7 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -287,7 +283,7 @@ class BrokenPromisesTest {
     }
 
     /** A channel whose positional reads return 0 (no progress, not EOF) until the test gives up. */
-    private static final class ZeroProgressChannel extends FileChannel {
+    private static final class ZeroProgressChannel extends PositionalReadChannel {
         private volatile boolean givenUp;
 
         void giveUp() {
@@ -307,86 +303,9 @@ class BrokenPromisesTest {
             return "ZeroProgressChannel[p04]";
         }
 
-        private static IOException unsupported() {
-            return new IOException("ZeroProgressChannel supports positional reads only");
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long position() {
-            return 0;
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            throw unsupported();
-        }
-
         @Override
         public long size() {
             return 1 << 20;
-        }
-
-        @Override
-        public FileChannel truncate(long size) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public void force(boolean metaData) {
-        }
-
-        @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src, long position) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock lock(long position, long size, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        protected void implCloseChannel() {
         }
     }
 

@@ -2,11 +2,6 @@ package dev.jpipeline;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -17,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * position) or made to fail (from a position on), so that tests control when and how copy chunks land, and
  * whose reads can be observed (which thread reads a position, and when that read has returned).
  */
-final class GatedFileChannel extends FileChannel {
+final class GatedFileChannel extends PositionalReadChannel {
 
     private final byte[] data;
     private final Map<Long, CountDownLatch> gates = new ConcurrentHashMap<>();
@@ -87,82 +82,5 @@ final class GatedFileChannel extends FileChannel {
     @Override
     public long size() {
         return data.length;
-    }
-
-    private static IOException readOnly() {
-        return new IOException("GatedFileChannel supports positional reads only");
-    }
-
-    @Override
-    public int read(ByteBuffer dst) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public int write(ByteBuffer src) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public long position() {
-        return 0;
-    }
-
-    @Override
-    public FileChannel position(long newPosition) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public FileChannel truncate(long size) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public void force(boolean metaData) {
-    }
-
-    @Override
-    public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public int write(ByteBuffer src, long position) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public FileLock lock(long position, long size, boolean shared) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-        throw readOnly();
-    }
-
-    @Override
-    protected void implCloseChannel() {
     }
 }

@@ -14,11 +14,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -602,7 +598,7 @@ class HostileReviewTest {
     }
 
     /** A "file" of {@code size} bytes whose positional reads fill the buffer without touching it. */
-    private static final class SkippingChannel extends FileChannel {
+    private static final class SkippingChannel extends PositionalReadChannel {
         private final long size;
 
         SkippingChannel(long size) {
@@ -622,83 +618,6 @@ class HostileReviewTest {
         @Override
         public long size() {
             return size;
-        }
-
-        private static IOException unsupported() {
-            return new IOException("positional reads only");
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long position() {
-            return 0;
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileChannel truncate(long newSize) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public void force(boolean metaData) {
-        }
-
-        @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src, long position) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public MappedByteBuffer map(MapMode mode, long position, long count) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock lock(long position, long count, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock tryLock(long position, long count, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        protected void implCloseChannel() {
         }
     }
 

@@ -12,11 +12,7 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
-import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.ReadableByteChannel;
-import java.nio.channels.WritableByteChannel;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -1829,7 +1825,7 @@ class MisuseFuzzTest {
     // =========================================================================================================
     // A file channel: good data, a failing read, or reads that make no progress until the program is over
 
-    static final class FuzzChannel extends FileChannel {
+    static final class FuzzChannel extends PositionalReadChannel {
         private final Run run;
         private final Channel mode;
 
@@ -1863,83 +1859,6 @@ class MisuseFuzzTest {
         @Override
         public long size() {
             return FILE.length;
-        }
-
-        private static IOException unsupported() {
-            return new IOException("FuzzChannel supports positional reads only");
-        }
-
-        @Override
-        public int read(ByteBuffer dst) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long read(ByteBuffer[] dsts, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long write(ByteBuffer[] srcs, int offset, int length) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long position() {
-            return 0;
-        }
-
-        @Override
-        public FileChannel position(long newPosition) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileChannel truncate(long size) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public void force(boolean metaData) {
-        }
-
-        @Override
-        public long transferTo(long position, long count, WritableByteChannel target) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public long transferFrom(ReadableByteChannel src, long position, long count) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public int write(ByteBuffer src, long position) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public MappedByteBuffer map(MapMode mode, long position, long size) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock lock(long position, long size, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        public FileLock tryLock(long position, long size, boolean shared) throws IOException {
-            throw unsupported();
-        }
-
-        @Override
-        protected void implCloseChannel() {
         }
 
         @Override
