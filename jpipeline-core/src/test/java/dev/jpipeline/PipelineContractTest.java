@@ -69,31 +69,11 @@ abstract class PipelineContractTest {
             Pipeline make(Group group, PipelineSharedState state, CopyEngine engine) {
                 return Pipeline.make(engine);               // each thread makes its own
             }
-
-            @Override
-            boolean produces(int rank) {
-                return true;
-            }
-
-            @Override
-            boolean consumes(int rank) {
-                return true;
-            }
         },
         UNIFIED(2) {
             @Override
             Pipeline make(Group group, PipelineSharedState state, CopyEngine engine) {
                 return Pipeline.make(group, state);
-            }
-
-            @Override
-            boolean produces(int rank) {
-                return true;
-            }
-
-            @Override
-            boolean consumes(int rank) {
-                return true;
             }
         },
         BY_COUNT(3) {
@@ -139,9 +119,15 @@ abstract class PipelineContractTest {
         /** Makes the calling rank's handle (collectively, for the shared kinds). */
         abstract Pipeline make(Group group, PipelineSharedState state, CopyEngine engine);
 
-        abstract boolean produces(int rank);
+        /** Whether the thread of {@code rank} produces; every thread does unless the kind partitions. */
+        boolean produces(int rank) {
+            return true;
+        }
 
-        abstract boolean consumes(int rank);
+        /** Whether the thread of {@code rank} consumes; every thread does unless the kind partitions. */
+        boolean consumes(int rank) {
+            return true;
+        }
 
         /** Whether handles share a state (so that there are peers, and one last owner). */
         boolean shared() {

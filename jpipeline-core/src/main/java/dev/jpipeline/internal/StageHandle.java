@@ -468,7 +468,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public void stalled(Object site) {
-        stalledIn = describeWait().substring(who().length() + 1);
+        stalledIn = waitDescription();
         String report = ring.detector.check();
         if (report != null) {
             throw new IllegalStateException(report);
@@ -483,14 +483,19 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** What the owner waits for (read by other threads while it waits: hang reports). */
     @Override
     public String describeWait() {
+        return who() + " " + waitDescription();
+    }
+
+    /** What the owner waits for, without who it is (the hang detector names the participant itself). */
+    private String waitDescription() {
         PhaseBarrier on = waitingOn;
         boolean acquiring = false;
         for (PhaseBarrier c : consumed) {
             acquiring |= c == on;
         }
-        return who() + (acquiring
-            ? " waits in producer_acquire for stage " + head + " (batch " + committed() + "): consumed barrier at "
-            : " waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at ")
+        return (acquiring
+            ? "waits in producer_acquire for stage " + head + " (batch " + committed() + "): consumed barrier at "
+            : "waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at ")
             + on + " (" + ring.producerCount + " producers, " + ring.consumerCount + " consumers)";
     }
 
