@@ -11,7 +11,11 @@ import java.lang.invoke.VarHandle;
  * <pre>
  * Algorithm
  *
- * The whole barrier is one 64-bit word, updated only by CAS, so every transition is atomic:
+ * The whole barrier is one 64-bit word, updated only by CAS, so every transition is atomic. The word is an
+ * element of a long[]: an array of its own, padded on both sides, or (stage barriers) a pipeline's word array,
+ * where the produced words of all stages sit side by side and so do the consumed words, so that a consumer
+ * that reads one produced word has the next stages' words in the same cache line (JCTools' queues get the same
+ * batching from adjacent slots); see StageRing.
  *
  *     63          41  40  39            20 19             0
  *    +--------------+---+----------------+----------------+
@@ -45,12 +49,19 @@ import java.lang.invoke.VarHandle;
  * Parked waiters sit on a Treiber stack (Waiter); the thread that completes a phase (or drops the last party)
  * detaches the whole stack and unparks it.
  *
+ * A party that is a barrier's only one arrives with arriveAlone: a CAS on the word it predicts (its own last
+ * completion), without reading it first, falling back to arrive() when the prediction fails.
+ *
+ * No lost wake-up: a parking waiter pushes its node (volatile CAS on waiters) and then polls the word; an
+ * arrival CASes the word and then reads waiters. Both pairs are volatile accesses, totally ordered, so either
+ * the waiter's poll sees the completion or the arrival sees the node, whichever lines the two fields are on.
+ *
  * Memory consistency: an arrival is a volatile CAS (release), a wait ends with a volatile read (acquire) of
  * the completed state, so actions before any arrival of a phase happen-before actions after a wait that
  * observes the phase completed.
  * </pre>
  */
-public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
+public final class PhaseBarrier implements Waitable, CopyLanding {
 
     /** Largest number of parties (2^20 - 1): the same bound CUDA's block-scope {@code barrier::max()} reports. */
     public static final int MAX_PARTIES = (1 << 20) - 1;
@@ -63,6 +74,15 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     private static final long WITHDRAWN = 1L << 40;
     private static final long COUNT_MASK = MAX_PARTIES;
 
+    /** Longs of padding on each side of a barrier word that has an array of its own: 128 bytes. */
+    static final int WORD_PAD = 16;
+
+    /** The array that holds the barrier word; accessed through {@code WORD} with volatile semantics only. */
+    private final long[] words;
+    /** Where the word is in {@link #words}. */
+    private final int index;
+    /** Treiber stack of parked waiters: accessed through {@code WAITERS}; written only by parking waiters. */
+    private volatile Waiter waiters;
     private final Runnable completion;
     /** The thread running the completion action, else null: written by it, read by its own waits (same thread). */
     private volatile Thread completer;
@@ -84,12 +104,22 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * @param completion run by the last arriver before the phase completes, or {@code null}
      */
     public PhaseBarrier(int expected, Runnable completion) {
+        this(new long[2 * WORD_PAD + 1], WORD_PAD, expected, completion);
+    }
+
+    /**
+     * A barrier whose word is {@code words[index]}: a pipeline keeps the words of its stage barriers side by side
+     * (see {@link StageRing}), the caller pads them from other data.
+     */
+    PhaseBarrier(long[] words, int index, int expected, Runnable completion) {
         if (expected < 0 || expected > MAX_PARTIES) {
             throw new IllegalArgumentException(
                 "barrier expected count must be in 0.." + MAX_PARTIES + ", got " + expected);
         }
+        this.words = words;
+        this.index = index;
         this.completion = completion;
-        STATE.setRelease(this, (long) expected << EXPECTED_SHIFT);
+        WORD.setRelease(words, index, (long) expected << EXPECTED_SHIFT);
     }
 
     /** A stage barrier: {@code expected} arrivals per phase and no completion action. */
@@ -121,6 +151,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return phaseOf(lvState());
     }
 
+    /** The array that holds the word (layout tests). */
+    long[] words() {
+        return words;
+    }
+
+    /** Where the word is in {@link #words()} (layout tests). */
+    int wordIndex() {
+        return index;
+    }
+
     /** Arrivals each phase currently needs. */
     public int expected() {
         return expectedOf(lvState());
@@ -147,6 +187,23 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      */
     public int arrive(int count) {
         return arrive(count, false);
+    }
+
+    /**
+     * The arrival of a barrier's only party at phase {@code round}, predicted: if the word is exactly what one
+     * party, nothing tied and nothing withdrawn, leaves at the start of that phase, one CAS completes the phase
+     * without reading the word first (on a line the peer last touched, a read and then a CAS cost two transfers
+     * of it; the CAS alone costs one). Anything else (a copy tied, a drop, a completion action) fails the
+     * prediction and changes nothing: the caller then arrives with {@link #arrive(int)}.
+     *
+     * @return whether the arrival was made
+     */
+    public boolean arriveAlone(int round) {
+        if (completion == null && casState(pack(round, 1, 0), pack(round + 1, 1, 0))) {
+            signalAll();
+            return true;
+        }
+        return false;
     }
 
     /**
@@ -381,7 +438,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             completion.run();
         } finally {
             completer = null;
-            STATE.setVolatile(this, pack(phase + 1, nextExpected, 0));
+            WORD.setVolatile(words, index, pack(phase + 1, nextExpected, 0));
             signalAll();
         }
     }
@@ -462,15 +519,14 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     // ---------------------------------------------------------------------------------------------------------
     // VarHandle mechanics
 
-    private static final VarHandle STATE;
+    private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle WAITERS;
     private static final VarHandle PENDING_COPIES;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            STATE = lookup.findVarHandle(PhaseBarrierFields.class, "state", long.class);
-            WAITERS = lookup.findVarHandle(PhaseBarrierFields.class, "waiters", Waiter.class);
+            WAITERS = lookup.findVarHandle(PhaseBarrier.class, "waiters", Waiter.class);
             PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -478,34 +534,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     }
 
     private long lvState() {
-        return (long) STATE.getVolatile(this);
+        return (long) WORD.getVolatile(words, index);
     }
 
     private boolean casState(long expect, long update) {
-        return STATE.compareAndSet(this, expect, update);
+        return WORD.compareAndSet(words, index, expect, update);
     }
-}
-
-/**
- * 128 bytes of padding before the hot fields, so that no other object's writes share their cache line. The int
- * fills the gap after a 12-byte object header, where HotSpot would otherwise place a subclass field.
- */
-abstract class PhaseBarrierPadBefore {
-    int gap;
-    long p00, p01, p02, p03, p04, p05, p06, p07;
-    long p08, p09, p10, p11, p12, p13, p14, p15;
-}
-
-/** The hot fields: written by arrivals (state) and by parking waiters (waiters). */
-abstract class PhaseBarrierFields extends PhaseBarrierPadBefore {
-    /** The packed barrier word: accessed through {@code STATE} with volatile semantics only. */
-    volatile long state;
-    /** Treiber stack of parked waiters: accessed through {@code WAITERS}. */
-    volatile Waiter waiters;
-}
-
-/** 128 bytes of padding after the hot fields. */
-abstract class PhaseBarrierPadAfter extends PhaseBarrierFields {
-    long q00, q01, q02, q03, q04, q05, q06, q07;
-    long q08, q09, q10, q11, q12, q13, q14, q15;
 }

@@ -24,6 +24,17 @@ import java.nio.channels.FileChannel;
  *   quit            : for every stage s, drop this thread from produced[s] from the round of its next commit
  *                     there, and from consumed[s] from the round of its next release there
  *
+ * Fast paths (a hand-off should cost what an SPSC ring costs):
+ *  - look-ahead: a consumer that finds batch t complete scans on and remembers how many batches it knows
+ *    complete (readyKnown); a producer that finds batch b - S released remembers how many batches it knows
+ *    released by every consumer (releasedKnown). Later waits within what is known read no shared line. Sound
+ *    because phases only move forward, every consumer releases in batch order, and within S batches of a known
+ *    one each word's phase is exactly the round asked about or the next (StageRing's invariant), so a scan never
+ *    misreads a phase.
+ *  - solo sides: when a side has one thread (one producer, or one consumer), its arrival is a predicted CAS
+ *    (PhaseBarrier.arriveAlone) that does not read the word first; a copy tied to the stage or a drop fails the
+ *    prediction, and the arrival falls back to the CAS loop.
+ *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
  * off the fast path: the hang detector reads what a stalled handle waits for (volatile), and abandons a handle
@@ -64,10 +75,19 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
+    /** Whether this thread is the only producer (its commits are predicted arrivals). */
+    private final boolean soloProducer;
+    /** Whether this thread is the only consumer (its releases are predicted arrivals). */
+    private final boolean soloConsumer;
+
     private int head;
     private int headRound;
     private int tail;
     private int tailRound;
+    /** Batches below this one are known released by every consumer (the producer's look-ahead). */
+    private long releasedKnown;
+    /** Batches below this one are known complete (the consumer's look-ahead). */
+    private long readyKnown;
     private boolean acquired;
     private boolean waited;
     /** Owner-written; CAS by quit() and abandon() so that exactly one of them leaves; read by the detector. */
@@ -97,6 +117,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         this.rank = rank;
         this.strategy = ring.settings.strategy();
         this.copies = ring.settings.copies();
+        this.soloProducer = ring.producerCount == 1;
+        this.soloConsumer = ring.consumerCount == 1;
         this.side = switch (ring.kind) {
             case UNIFIED -> Side.BOTH;
             case BY_COUNT -> null;
@@ -135,7 +157,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 + "them (at most " + stages + " stages ahead)");
         }
         long start = trace == null ? 0 : trace.now();
-        if (headRound > 0) {
+        if (headRound > 0 && committed() - stages >= releasedKnown) {
             WaitStatus status = await(consumed[head], headRound - 1, Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
@@ -145,6 +167,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (status != WaitStatus.COMPLETE) {
                 return status;
             }
+            releasedKnown = committed() - stages + 1 + lookAhead(consumed, head, headRound - 1);
         }
         acquired = true;
         if (trace != null) {
@@ -164,7 +187,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.COMMIT, trace.now(), head, committed());
         }
-        produced[head].arrive(1);       // the phase also waits for this stage's tied copies to land
+        arrive(produced[head], headRound, soloProducer);   // the phase also waits for the stage's tied copies
         if (++head == stages) {
             head = 0;
             headRound++;
@@ -227,20 +250,23 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 + tail + ", which it has not committed itself (a unified thread commits every batch it waits for)");
         }
         long start = trace == null ? 0 : trace.now();
-        WaitStatus status = await(produced[tail], tailRound, deadline, interruptible);
-        if (status == WaitStatus.ABANDONED) {
-            throw new IllegalStateException(op + " can never return: no producer is left to commit stage " + tail
-                + " (batch " + released() + "); " + who() + ring.departures());
-        }
-        if (status != WaitStatus.COMPLETE) {
-            return status;
+        if (released() >= readyKnown) {
+            WaitStatus status = await(produced[tail], tailRound, deadline, interruptible);
+            if (status == WaitStatus.ABANDONED) {
+                throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
+                    + tail + " (batch " + released() + "); " + who() + ring.departures());
+            }
+            if (status != WaitStatus.COMPLETE) {
+                return status;
+            }
+            readyKnown = released() + 1 + lookAhead(produced, tail, tailRound);
         }
         waited = true;
         if (trace != null) {
             trace.record(StageOperation.WAIT, start, tail, released());
         }
         throwIfFailed();
-        return status;
+        return WaitStatus.COMPLETE;
     }
 
     private void throwIfFailed() {
@@ -261,11 +287,37 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.RELEASE, trace.now(), tail, released());
         }
-        consumed[tail].arrive(1);
+        arrive(consumed[tail], tailRound, soloConsumer);
         if (++tail == stages) {
             tail = 0;
             tailRound++;
         }
+    }
+
+    /** This thread's arrival at phase {@code round} of a stage barrier: predicted when it is the side's only one. */
+    private static void arrive(PhaseBarrier barrier, int round, boolean alone) {
+        if (!alone || !barrier.arriveAlone(round)) {
+            barrier.arrive(1);
+        }
+    }
+
+    /**
+     * Phase {@code round} of {@code barriers[stage]} has completed: how many of the following batches (at most
+     * S - 1, the stages after it in order) have completed too, each phase read once and the scan stopping at the
+     * first one that has not.
+     */
+    private int lookAhead(PhaseBarrier[] barriers, int stage, int round) {
+        int known = 0;
+        for (int s = stage, r = round; known < stages - 1; known++) {
+            if (++s == stages) {
+                s = 0;
+                r++;
+            }
+            if (!barriers[s].isComplete(r)) {
+                break;
+            }
+        }
+        return known;
     }
 
     /** Waits for a stage barrier's phase in the one wait routine, watched by the hang detector when it is on. */

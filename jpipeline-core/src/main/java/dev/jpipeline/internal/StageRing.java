@@ -46,11 +46,17 @@ final class StageRing {
         this.consumerCount = consumerCount;
         this.settings = settings;
         int stages = settings.stageCount();
+        // One word array for all stage barriers: [pad | produced words | pad | consumed words | pad]. The produced
+        // words share cache lines with each other (written by producers, read by consumers), so do the consumed
+        // words (written by consumers, read by producers), and the padding keeps the two groups, and everything
+        // else, off each other's lines.
+        int pad = PhaseBarrier.WORD_PAD;
+        long[] words = new long[3 * pad + 2 * stages];
         this.produced = new PhaseBarrier[stages];
         this.consumed = new PhaseBarrier[stages];
         for (int s = 0; s < stages; s++) {
-            produced[s] = new PhaseBarrier(producerCount);
-            consumed[s] = new PhaseBarrier(consumerCount);
+            produced[s] = new PhaseBarrier(words, pad + s, producerCount, null);
+            consumed[s] = new PhaseBarrier(words, 2 * pad + stages + s, consumerCount, null);
         }
         this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount) : null;
         this.detector = settings.hangPatienceNanos() <= 0 ? null

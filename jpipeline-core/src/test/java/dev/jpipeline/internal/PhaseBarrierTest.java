@@ -182,4 +182,37 @@ class PhaseBarrierTest {
         b.arrive(1);                    // the signal walks whatever is left; nothing must break
         assertTrue(b.isComplete(0));
     }
+
+    @Test
+    void aPredictedArrivalCompletesASoloPhaseAndWakesItsWaiter() throws InterruptedException {
+        PhaseBarrier b = new PhaseBarrier(1);
+        AtomicReference<WaitStatus> seen = new AtomicReference<>();
+        Thread waiter = Thread.ofPlatform().start(() -> seen.set(b.await(0, PhaseBarrier.NO_DEADLINE, false)));
+        Teams.awaitParked(waiter);
+        assertTrue(b.arriveAlone(0));
+        waiter.join(10_000);
+        assertEquals(WaitStatus.COMPLETE, seen.get(), "the parked waiter was signalled");
+        assertTrue(b.arriveAlone(1), "the next phase is predicted the same way");
+        assertEquals(2, b.phase());
+    }
+
+    @Test
+    void aFailedPredictionChangesNothing() {
+        PhaseBarrier tied = new PhaseBarrier(1);
+        tied.tieCopy();
+        assertFalse(tied.arriveAlone(0), "a tied copy is one more expected arrival");
+        assertEquals("phase 0, arrived 0/2", tied.toString());
+
+        PhaseBarrier stale = new PhaseBarrier(1);
+        assertFalse(stale.arriveAlone(1), "a prediction for another phase");
+        assertEquals("phase 0, arrived 0/1", stale.toString());
+
+        PhaseBarrier two = new PhaseBarrier(2);
+        assertFalse(two.arriveAlone(0), "a barrier of two parties");
+        assertEquals("phase 0, arrived 0/2", two.toString());
+
+        PhaseBarrier withAction = new PhaseBarrier(1, () -> { });
+        assertFalse(withAction.arriveAlone(0), "a completion action runs on the CAS path");
+        assertEquals(0, withAction.phase());
+    }
 }

@@ -1,0 +1,311 @@
+package dev.jpipeline.bench;
+
+import com.lmax.disruptor.BusySpinWaitStrategy;
+import com.lmax.disruptor.RingBuffer;
+import com.lmax.disruptor.dsl.Disruptor;
+import com.lmax.disruptor.dsl.ProducerType;
+import dev.jpipeline.Pipeline;
+import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.ThreadScope;
+import dev.jpipeline.ThreadTeam;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.jctools.queues.SpscArrayQueue;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * End-to-end hand-off: one producer thread (the benchmark thread) hands 2^16 sequence numbers per invocation to
+ * one consumer thread, which checks every one; the invocation ends when the consumer has checked the last
+ * ({@link CheckedItems}). The consumer thread lives for the whole trial. Scores are items (stages) per second.
+ * jpipeline is used through its public API only, the peers the way their users use them at their best settings:
+ *
+ * <ul>
+ *   <li>{@code partitioned}: a block-scope partitioned pipeline of one producer and one consumer, {@code depth}
+ *       stages, each stage carrying one item in a {@code long[]} slot;</li>
+ *   <li>{@code unified}: a unified pipeline of {@code threads} threads and 4 stages; the benchmark thread writes
+ *       each stage's item, every thread commits every stage, and the other threads check it after their wait
+ *       (stages per second);</li>
+ *   <li>{@code jctoolsSpsc}: JCTools {@link SpscArrayQueue}, both ends spinning, carrying pre-boxed
+ *       {@code Long}s (no allocation per item);</li>
+ *   <li>{@code disruptor}: an LMAX Disruptor ring, single producer, busy-spin wait strategy.</li>
+ * </ul>
+ *
+ * {@code docs/performance.md} reports medians of the fork means; keep {@code -rf json} for per-fork figures.
+ */
+@BenchmarkMode(Mode.Throughput)
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 3, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
+public class HandoffBenchmark {
+
+    static final int ITEMS = CheckedItems.ITEMS;
+
+    /** A jpipeline partitioned pipeline: this thread produces, a consumer thread checks. */
+    @State(Scope.Thread)
+    public static class Partitioned {
+        @Param({"1", "2", "4", "8"})
+        int depth;
+
+        @Param({"ADAPTIVE", "BUSY_SPIN"})
+        String strategy;
+
+        final CheckedItems items = new CheckedItems();
+        long[] slots;
+        Pipeline producer;
+        Thread consumer;
+        long sent;
+
+        @Setup(Level.Trial)
+        public void start() {
+            slots = new long[depth];
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, depth)
+                .waitStrategy(StageHandoffBenchmark.named(strategy)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(2);
+            consumer = Thread.ofPlatform().daemon().name("handoff-consumer").start(() -> {
+                try (Pipeline pipe = Pipeline.make(team.member(1), state, 1)) {
+                    for (int stage = 0; ; stage = stage + 1 == depth ? 0 : stage + 1) {
+                        pipe.consumerWait();
+                        items.accept(slots[stage]);
+                        pipe.consumerRelease();
+                    }
+                } catch (IllegalStateException noProducerLeft) {
+                    // the producer quit at the end of the trial
+                } catch (Throwable t) {
+                    items.fail(t);
+                }
+            });
+            producer = Pipeline.make(team.member(0), state, 1);
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            producer.quit();
+            join(consumer);
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ITEMS)
+    public void partitioned(Partitioned p) {
+        Pipeline pipe = p.producer;
+        long[] slots = p.slots;
+        int depth = p.depth;
+        long sent = p.sent;
+        for (int i = 0, stage = (int) (sent % depth); i < ITEMS; i++, stage = stage + 1 == depth ? 0 : stage + 1) {
+            pipe.producerAcquire();
+            slots[stage] = (sent + i) & CheckedItems.MASK;
+            pipe.producerCommit();
+        }
+        p.sent = sent + ITEMS;
+        p.items.awaitAll(p.sent);
+    }
+
+    /** A jpipeline unified pipeline of {@code threads} threads, 4 stages; this thread is rank 0. */
+    @State(Scope.Thread)
+    public static class Unified {
+        static final int DEPTH = 4;
+
+        @Param({"2", "4", "8"})
+        int threads;
+
+        @Param({"ADAPTIVE", "BUSY_SPIN"})
+        String strategy;
+
+        final CheckedItems items = new CheckedItems();
+        final long[] slots = new long[DEPTH];
+        final List<Thread> helpers = new ArrayList<>();
+        Pipeline pipe;
+        long sent;
+        volatile boolean stop;
+
+        @Setup(Level.Trial)
+        public void start() {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, DEPTH)
+                .waitStrategy(StageHandoffBenchmark.named(strategy)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(threads);
+            for (int rank = 1; rank < threads; rank++) {
+                int r = rank;
+                helpers.add(Thread.ofPlatform().daemon().name("unified-" + r).start(() -> {
+                    try (Pipeline mine = Pipeline.make(team.member(r), state)) {
+                        for (long n = 0; !stop; n++) {
+                            int stage = (int) (n % DEPTH);
+                            mine.producerAcquire();
+                            mine.producerCommit();
+                            mine.consumerWait();
+                            if (slots[stage] != (n & CheckedItems.MASK)) {
+                                items.fail(new IllegalStateException("rank " + r + " read " + slots[stage]
+                                    + " in stage " + n + ", expected " + (n & CheckedItems.MASK)));
+                                return;
+                            }
+                            mine.consumerRelease();
+                            if (r == 1) {
+                                items.accept(n & CheckedItems.MASK);
+                            }
+                        }
+                    } catch (Throwable t) {
+                        items.fail(t);
+                    }
+                }));
+            }
+            pipe = Pipeline.make(team.member(0), state);
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            stop = true;                      // helpers leave at their next stage, which rank 0's quit lets complete
+            pipe.quit();
+            for (Thread helper : helpers) {
+                join(helper);
+            }
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ITEMS)
+    public void unified(Unified u) {
+        Pipeline pipe = u.pipe;
+        long[] slots = u.slots;
+        long sent = u.sent;
+        for (int i = 0; i < ITEMS; i++) {
+            long n = sent + i;
+            int stage = (int) (n % Unified.DEPTH);
+            pipe.producerAcquire();
+            slots[stage] = n & CheckedItems.MASK;
+            pipe.producerCommit();
+            pipe.consumerWait();
+            pipe.consumerRelease();
+        }
+        u.sent = sent + ITEMS;
+        u.items.awaitAll(u.sent - 1);      // rank 1 has committed the last stage, so it checked the one before
+    }
+
+    /** JCTools {@link SpscArrayQueue}, both ends spinning. */
+    @State(Scope.Thread)
+    public static class Spsc {
+        /** The same 2^16 boxes every invocation: a queue of messages the application already holds. */
+        static final Long[] BOXES = new Long[ITEMS];
+
+        static {
+            for (int i = 0; i < ITEMS; i++) {
+                BOXES[i] = (long) i;
+            }
+        }
+
+        @Param({"4"})
+        int spscCapacity;
+
+        final CheckedItems items = new CheckedItems();
+        SpscArrayQueue<Long> queue;
+        Thread consumer;
+        volatile boolean stop;
+        long sent;
+
+        @Setup(Level.Trial)
+        public void start() {
+            queue = new SpscArrayQueue<>(spscCapacity);
+            consumer = Thread.ofPlatform().daemon().name("spsc-consumer").start(() -> {
+                try {
+                    for (;;) {
+                        Long item = queue.relaxedPoll();
+                        if (item != null) {
+                            items.accept(item);
+                        } else if (stop) {
+                            return;
+                        } else {
+                            Thread.onSpinWait();
+                        }
+                    }
+                } catch (Throwable t) {
+                    items.fail(t);
+                }
+            });
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            stop = true;
+            join(consumer);
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ITEMS)
+    public void jctoolsSpsc(Spsc s) {
+        SpscArrayQueue<Long> queue = s.queue;
+        Long[] boxes = Spsc.BOXES;
+        for (int i = 0; i < ITEMS; i++) {
+            Long item = boxes[i];
+            while (!queue.relaxedOffer(item)) {
+                Thread.onSpinWait();
+            }
+        }
+        s.sent += ITEMS;
+        s.items.awaitAll(s.sent);
+    }
+
+    /** An LMAX Disruptor ring with one busy-spinning event handler. */
+    @State(Scope.Thread)
+    public static class DisruptorRing {
+        @Param({"4", "1024"})
+        int disruptorRing;
+
+        /** A mutable event: the ring's slot. */
+        static final class Slot {
+            long value;
+        }
+
+        final CheckedItems items = new CheckedItems();
+        Disruptor<Slot> disruptor;
+        RingBuffer<Slot> ring;
+        long sent;
+
+        @Setup(Level.Trial)
+        public void start() {
+            disruptor = new Disruptor<>(Slot::new, disruptorRing, Thread.ofPlatform().daemon().factory(),
+                ProducerType.SINGLE, new BusySpinWaitStrategy());
+            disruptor.handleEventsWith((slot, sequence, endOfBatch) -> items.accept(slot.value));
+            ring = disruptor.start();
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() {
+            disruptor.halt();
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ITEMS)
+    public void disruptor(DisruptorRing d) {
+        RingBuffer<DisruptorRing.Slot> ring = d.ring;
+        long sent = d.sent;
+        for (int i = 0; i < ITEMS; i++) {
+            long sequence = ring.next();
+            ring.get(sequence).value = (sent + i) & CheckedItems.MASK;
+            ring.publish(sequence);
+        }
+        d.sent = sent + ITEMS;
+        d.items.awaitAll(d.sent);
+    }
+
+    static void join(Thread t) throws InterruptedException {
+        t.join(10_000);
+        if (t.isAlive()) {
+            throw new IllegalStateException(t.getName() + " did not stop within 10 s");
+        }
+    }
+}
