@@ -136,7 +136,7 @@ public final class MemcpyAsync {
         long length = shareEnd(group, bytes, alignment) - from;
         PhaseBarrier phases = barrier.phases();
         phases.checkNotCompleting("memcpy_async");
-        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases);
+        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases, false);
     }
 
     /** Checks the rules of the class description. */

@@ -42,7 +42,7 @@ public final class PipelineSharedState {
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
         this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
-            b.hangPatienceNanos);
+            b.hangPatienceNanos, b.copyPolicy);
         this.rendezvous = new MakeRendezvous(settings);
     }
 
@@ -83,6 +83,7 @@ public final class PipelineSharedState {
         private WaitStrategy waitStrategy = WaitStrategy.ADAPTIVE;
         private CopyEngine copyEngine;
         private Tracer tracer;
+        private CopyPolicy copyPolicy = CopyPolicy.AUTO;
 
         private Builder(ThreadScope scope, int stageCount) {
             this.scope = scope;
@@ -124,6 +125,15 @@ public final class PipelineSharedState {
             return this;
         }
 
+        /**
+         * Where producers' {@code memcpyAsync} copies run when they are too large to run inline anyway (default
+         * {@link CopyPolicy#AUTO}; no CUDA counterpart).
+         */
+        public Builder copyPolicy(CopyPolicy policy) {
+            this.copyPolicy = Objects.requireNonNull(policy, "policy");
+            return this;
+        }
+
         /** Records every operation of pipelines on this state (default: none, at no cost). */
         public Builder tracer(Tracer tracer) {
             this.tracer = Objects.requireNonNull(tracer, "tracer");
@@ -154,6 +164,11 @@ public final class PipelineSharedState {
     /** Where asynchronous copies of pipelines on this state run. */
     public CopyEngine copyEngine() {
         return copyEngine;
+    }
+
+    /** Where producers' large copies run. */
+    public CopyPolicy copyPolicy() {
+        return settings.copyPolicy();
     }
 
     /** The scope the state was created with. */

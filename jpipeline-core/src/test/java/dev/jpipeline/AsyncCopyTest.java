@@ -60,7 +60,8 @@ class AsyncCopyTest {
     }
 
     private static PipelineSharedState state(int stages) {
-        return PipelineSharedState.builder(ThreadScope.BLOCK, stages).copyEngine(ENGINE).build();
+        return PipelineSharedState.builder(ThreadScope.BLOCK, stages).copyEngine(ENGINE)
+            .copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();      // these tests are about the engine
     }
 
     /** A producer (rank 0) and a consumer (rank 1); the producer's body runs first, the consumer's after. */

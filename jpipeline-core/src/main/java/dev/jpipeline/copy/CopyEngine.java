@@ -16,7 +16,8 @@ import java.util.Objects;
  *
  * <p>{@code memcpyAsync} performs a copy of at most {@link #inlineThreshold()} bytes inline (a hand-off costs
  * about as much as copying that much); larger copies are split into chunks of at least {@link #minChunk()} bytes
- * over at most {@link #workers()} workers. File reads always run on a worker. An idle worker spins briefly for new
+ * over at most {@link #workers()} workers, except where the pipeline's {@link dev.jpipeline.CopyPolicy} has the
+ * issuing thread copy itself. File reads always run on a worker. An idle worker spins briefly for new
  * work, then parks. In steady state nothing is allocated. A failing copy affects its own stage only: workers clear
  * their interrupt status, never close a user's channel, and a source that keeps returning no bytes fails its copy.
  *
@@ -177,8 +178,8 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      */
     @Override
     public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
-                                             CopyLanding landing) {
-        return engine.copyInto(dst, src, target, landing);
+                                             CopyLanding landing, boolean onIssuer) {
+        return engine.copyInto(dst, src, target, landing, onIssuer);
     }
 
     /** Not API: the pipeline engine's entry for file reads ({@link CopyService}). */

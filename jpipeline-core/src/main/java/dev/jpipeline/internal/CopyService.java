@@ -13,14 +13,15 @@ public interface CopyService {
 
     /**
      * Copies {@code src} into {@code dst} (of the same size) for the current phase of {@code target}: inline
-     * when it is small enough ({@link AsyncContractFulfillment#NONE}, landed on return), else on a worker, tied
-     * to the phase with {@link PhaseBarrier#tieCopy()} and reported to {@code landing} when it lands
-     * ({@link AsyncContractFulfillment#ASYNC}). The one place that decides inline or hand-off.
+     * when it is small enough or {@code onIssuer} ({@link AsyncContractFulfillment#NONE}, landed on return),
+     * else on a worker, tied to the phase with {@link PhaseBarrier#tieCopy()} and reported to {@code landing}
+     * when it lands ({@link AsyncContractFulfillment#ASYNC}). The one place that decides inline or hand-off.
      *
+     * @param onIssuer whether the issuing thread should copy whatever the size (it would only wait meanwhile)
      * @throws IllegalStateException when the engine is closed (whatever the size)
      */
     AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
-                                      CopyLanding landing);
+                                      CopyLanding landing, boolean onIssuer);
 
     /** Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}. */
     AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position, PhaseBarrier target,

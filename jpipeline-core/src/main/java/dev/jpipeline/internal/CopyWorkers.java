@@ -19,7 +19,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  * Algorithm
  *
- *   copyInto(dst, src, target) : closed? refuse.  small? copy inline, done.  else target.tieCopy(), submit
+ *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
+ *                                else target.tieCopy(), submit
  *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
  *                                                         one entry per worker that may share it)
  *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
@@ -95,10 +96,10 @@ public final class CopyWorkers implements CopyService, Waitable {
 
     @Override
     public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
-                                             CopyLanding landing) {
+                                             CopyLanding landing, boolean onIssuer) {
         checkOpen();
         long bytes = dst.byteSize();
-        if (bytes <= inlineThreshold) {
+        if (onIssuer || bytes <= inlineThreshold) {
             MemorySegment.copy(src, 0, dst, 0, bytes);
             return AsyncContractFulfillment.NONE;
         }

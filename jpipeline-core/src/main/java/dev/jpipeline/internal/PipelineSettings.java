@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
 
@@ -12,7 +13,8 @@ import dev.jpipeline.WaitStrategy;
  * @param copies            where {@code memcpyAsync} copies run
  * @param trace             where events go, or null when the pipelines are not traced
  * @param hangPatienceNanos how long a hang must persist before it is reported; 0: never
+ * @param copyPolicy        where a producing thread's large copies run
  */
 public record PipelineSettings(ThreadScope scope, int stageCount, WaitStrategy strategy, CopyService copies,
-                               TraceSink trace, long hangPatienceNanos) {
+                               TraceSink trace, long hangPatienceNanos, CopyPolicy copyPolicy) {
 }

@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
@@ -17,7 +18,8 @@ import java.nio.channels.FileChannel;
  * Algorithm (libcu++'s, with round counters in place of parity bits)
  *
  *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free)
- *   memcpyAsync     : small: copy inline; large: produced[head].tieCopy(), the copy lands with copyLanded()
+ *   memcpyAsync     : small, or a producer-only thread under CopyPolicy ON_ISSUING_THREAD (or AUTO without cores
+ *                     to spare): copy inline; else produced[head].tieCopy(), the copy lands with copyLanded()
  *   producerCommit  : arrive produced[head]; head++ (wrap: head = 0, headRound++)
  *   consumerWait    : wait produced[tail] until phase tailRound completed; its failure record, if any, throws
  *   consumerRelease : arrive consumed[tail]; tail++ (wrap: tail = 0, tailRound++)
@@ -75,6 +77,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
+    /** Where this thread's large copies run. */
+    private final CopyPolicy copyPolicy;
+    /** CopyPolicy.AUTO's test: whether the machine has no more processors than twice the pipeline's threads. */
+    private final boolean fewCores;
     /** Whether this thread is the only producer (its commits are predicted arrivals). */
     private final boolean soloProducer;
     /** Whether this thread is the only consumer (its releases are predicted arrivals). */
@@ -117,6 +123,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         this.rank = rank;
         this.strategy = ring.settings.strategy();
         this.copies = ring.settings.copies();
+        this.copyPolicy = ring.settings.copyPolicy();
+        this.fewCores = Runtime.getRuntime().availableProcessors() <= 2 * ring.groupSize;
         this.soloProducer = ring.producerCount == 1;
         this.soloConsumer = ring.consumerCount == 1;
         this.side = switch (ring.kind) {
@@ -198,7 +206,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         enterCopy("memcpy_async");
         long start = trace == null ? 0 : trace.now();
-        AsyncContractFulfillment done = copies.copyInto(dst, src, produced[head], landing(start));
+        AsyncContractFulfillment done = copies.copyInto(dst, src, produced[head], landing(start), copyOnIssuer());
         if (trace != null && done == AsyncContractFulfillment.NONE) {
             trace.record(StageOperation.COPY, start, head, committed());
         }
@@ -209,6 +217,15 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         enterCopy("memcpy_async (file)");
         return copies.readInto(dst, channel, position, produced[head], landing(trace == null ? 0 : trace.now()));
+    }
+
+    /** The pipeline's {@link CopyPolicy} for this thread: whether it copies itself whatever the size. */
+    private boolean copyOnIssuer() {
+        return switch (copyPolicy) {
+            case ON_ISSUING_THREAD -> true;
+            case ON_COPY_ENGINE -> false;
+            case AUTO -> side == Side.PRODUCER && fewCores;     // it would only wait, and no core is spare
+        };
     }
 
     private void enterCopy(String op) {

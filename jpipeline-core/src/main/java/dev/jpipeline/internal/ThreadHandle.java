@@ -86,7 +86,7 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
     @Override
     public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         BatchSlot slot = headSlot("memcpy_async");
-        return copies.copyInto(dst, src, slot.barrier, slot);
+        return copies.copyInto(dst, src, slot.barrier, slot, false);    // the thread computes meanwhile
     }
 
     @Override

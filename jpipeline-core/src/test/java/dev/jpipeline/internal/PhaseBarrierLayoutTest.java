@@ -28,7 +28,8 @@ class PhaseBarrierLayoutTest {
     void stageWordsAreGroupedBySideAndPaddedBetweenSides() {
         for (int stages : new int[] {1, 4, 255}) {
             StageRing ring = new StageRing(StageRing.Kind.BY_COUNT, 2, 1, 1,
-                new PipelineSettings(dev.jpipeline.ThreadScope.BLOCK, stages, WaitStrategy.ADAPTIVE, null, null, 0));
+                new PipelineSettings(dev.jpipeline.ThreadScope.BLOCK, stages, WaitStrategy.ADAPTIVE, null, null, 0,
+                    dev.jpipeline.CopyPolicy.AUTO));
             long[] words = ring.produced[0].words();
             for (int s = 0; s < stages; s++) {
                 assertSame(words, ring.produced[s].words());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.MemcpyAsync;
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
@@ -220,7 +221,7 @@ class TracerBoundTest {
         List<TraceEvent> drained = new ArrayList<>();     // only the draining consumer touches it
         try (CopyEngine engine = CopyEngine.builder().workers(2).inlineThreshold(1024).build()) {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, stageCount).tracer(tracer)
-                .copyEngine(engine).build();
+                .copyEngine(engine).copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();     // copies land on workers
             MemorySegment src = Arena.ofAuto().allocate(4096);
             MemorySegment[] stages = new MemorySegment[stageCount];
             for (int s = 0; s < stageCount; s++) {

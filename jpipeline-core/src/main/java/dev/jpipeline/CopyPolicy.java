@@ -1,0 +1,29 @@
+package dev.jpipeline;
+
+/**
+ * Where a pipeline's {@code memcpyAsync} runs a copy too large to run inline anyway (larger than the copy engine's
+ * {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}): on the copy engine's workers, or on the thread that
+ * issued it. No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker
+ * costs a core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores
+ * are idle.
+ *
+ * <p>Set per pipeline with {@link PipelineSharedState.Builder#copyPolicy(CopyPolicy)}; an engine whose
+ * {@code inlineThreshold} is huge runs every copy on the issuing thread, whatever the policy.
+ */
+public enum CopyPolicy {
+
+    /**
+     * The default. A thread that only produces (a partitioned pipeline's producer) copies itself, unless the
+     * machine has more processors than twice the pipeline's threads: after a commit it would only wait for the
+     * copy, and a worker copying meanwhile is one more busy thread on a machine without one to spare (measured
+     * in docs/performance.md). With cores to spare, and for every thread that also consumes (unified pipelines,
+     * thread scope), copies go to the engine, whose workers split large ones into chunks copied in parallel.
+     */
+    AUTO,
+
+    /** Every copy runs on the thread that issues it, synchronously, before {@code memcpyAsync} returns. */
+    ON_ISSUING_THREAD,
+
+    /** Every copy larger than the engine's inline threshold runs on the engine's workers (jpipeline 0.1). */
+    ON_COPY_ENGINE
+}

@@ -1,0 +1,105 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import dev.jpipeline.copy.CopyEngine;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+
+/** Where a pipeline's large copies run ({@link CopyPolicy}), and that the data arrives whichever it is. */
+class CopyPolicyTest {
+
+    /** Copies above 4 KiB go to the engine unless the policy says otherwise. */
+    private static final CopyEngine ENGINE = CopyEngine.builder().workers(2).inlineThreshold(4096).minChunk(4096)
+        .name("copy-policy-test").build();
+    private static final int BYTES = 1 << 16;
+
+    @AfterAll
+    static void closeEngine() {
+        ENGINE.close();
+    }
+
+    /**
+     * Rank 0 copies a 64 KiB stage with {@code memcpyAsync} and commits; every consuming rank checks the data.
+     * @return what memcpyAsync returned to each rank that copied
+     */
+    private static Map<Integer, AsyncContractFulfillment> copyOneStage(CopyPolicy policy, boolean unified) {
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(ENGINE)
+            .copyPolicy(policy).build();
+        Map<Integer, AsyncContractFulfillment> results = new ConcurrentHashMap<>();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment src = arena.allocate(BYTES);
+            for (int i = 0; i < BYTES; i++) {
+                src.set(ValueLayout.JAVA_BYTE, i, (byte) (i * 7 + 3));
+            }
+            MemorySegment stage = arena.allocate(BYTES);
+            Teams.run(2, g -> {
+                Pipeline pipe = unified ? Pipeline.make(g, state) : Pipeline.make(g, state, 1);
+                boolean copies = g.threadRank() == 0;
+                if (copies || unified) {
+                    pipe.producerAcquire();
+                    if (copies) {
+                        results.put(g.threadRank(), MemcpyAsync.memcpyAsync(stage, src, BYTES, pipe));
+                    }
+                    pipe.producerCommit();
+                }
+                if (!copies || unified) {
+                    pipe.consumerWait();
+                    assertEquals(-1L, stage.mismatch(src), "the stage holds the copy");
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            });
+        }
+        return results;
+    }
+
+    @Test
+    void onTheIssuingThreadTheCopyHasLandedWhenMemcpyAsyncReturns() {
+        assertEquals(AsyncContractFulfillment.NONE, copyOneStage(CopyPolicy.ON_ISSUING_THREAD, false).get(0));
+        assertEquals(AsyncContractFulfillment.NONE, copyOneStage(CopyPolicy.ON_ISSUING_THREAD, true).get(0));
+    }
+
+    @Test
+    void onTheCopyEngineALargeCopyIsHandedOff() {
+        assertEquals(AsyncContractFulfillment.ASYNC, copyOneStage(CopyPolicy.ON_COPY_ENGINE, false).get(0));
+        assertEquals(AsyncContractFulfillment.ASYNC, copyOneStage(CopyPolicy.ON_COPY_ENGINE, true).get(0));
+    }
+
+    @Test
+    void autoCopiesOnAProducerOnlyThreadWhenNoCoreIsSpare() {
+        boolean fewCores = Runtime.getRuntime().availableProcessors() <= 4;     // twice the pipeline's 2 threads
+        assertEquals(fewCores ? AsyncContractFulfillment.NONE : AsyncContractFulfillment.ASYNC,
+            copyOneStage(CopyPolicy.AUTO, false).get(0), "a partitioned pipeline's producer");
+        assertEquals(AsyncContractFulfillment.ASYNC, copyOneStage(CopyPolicy.AUTO, true).get(0),
+            "a unified thread computes too: its copies go to the engine whatever the cores");
+    }
+
+    @Test
+    void aSmallCopyRunsInlineWhateverThePolicy() {
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyEngine(ENGINE)
+            .copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment src = arena.allocate(64);
+            MemorySegment dst = arena.allocate(64);
+            Pipeline pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), state);
+            pipe.producerAcquire();
+            // confined segments are refused before any policy applies: the rule is checked whatever the size
+            assertThrows(IllegalArgumentException.class, () -> MemcpyAsync.memcpyAsync(dst, src, 64, pipe));
+            pipe.quit();
+        }
+    }
+
+    @Test
+    void thePolicyIsRequired() {
+        assertThrows(NullPointerException.class,
+            () -> PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyPolicy(null));
+        assertEquals(CopyPolicy.AUTO, PipelineSharedState.create(ThreadScope.BLOCK, 1).copyPolicy());
+    }
+}
