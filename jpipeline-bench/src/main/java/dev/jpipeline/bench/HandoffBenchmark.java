@@ -8,6 +8,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
+import dev.jpipeline.WaitStrategy;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -74,7 +75,7 @@ public class HandoffBenchmark {
         public void start() {
             slots = new long[depth];
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, depth)
-                .waitStrategy(StageHandoffBenchmark.named(strategy)).build();
+                .waitStrategy(named(strategy)).build();
             ThreadTeam team = ThreadTeam.ofPlatform(2);
             consumer = Thread.ofPlatform().daemon().name("handoff-consumer").start(() -> {
                 try (Pipeline pipe = Pipeline.make(team.member(1), state, 1)) {
@@ -136,7 +137,7 @@ public class HandoffBenchmark {
         @Setup(Level.Trial)
         public void start() {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, DEPTH)
-                .waitStrategy(StageHandoffBenchmark.named(strategy)).build();
+                .waitStrategy(named(strategy)).build();
             ThreadTeam team = ThreadTeam.ofPlatform(threads);
             for (int rank = 1; rank < threads; rank++) {
                 int r = rank;
@@ -307,5 +308,16 @@ public class HandoffBenchmark {
         if (t.isAlive()) {
             throw new IllegalStateException(t.getName() + " did not stop within 10 s");
         }
+    }
+
+    /** The built-in wait strategy of that name (JMH parameters are strings). */
+    static WaitStrategy named(String name) {
+        return switch (name) {
+            case "BUSY_SPIN" -> WaitStrategy.BUSY_SPIN;
+            case "YIELDING" -> WaitStrategy.YIELDING;
+            case "ADAPTIVE" -> WaitStrategy.ADAPTIVE;
+            case "BLOCKING" -> WaitStrategy.BLOCKING;
+            default -> throw new IllegalArgumentException("no built-in wait strategy named " + name);
+        };
     }
 }

@@ -1,5 +1,6 @@
 package dev.jpipeline.bench;
 
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
@@ -250,12 +251,20 @@ public class StreamingBenchmark {
     }
 
     /**
-     * jpipeline, partitioned: a producer thread acquires stages and issues the copies (which run on the copy
-     * engine); this thread is the consumer and computes.
+     * jpipeline, partitioned: a producer thread acquires stages and issues the copies (on the copy engine or on
+     * itself, as the copy policy says); this thread is the consumer and computes.
      */
+    /** Where the partitioned producer's copies run: {@link CopyPolicy} by name. */
+    @State(Scope.Benchmark)
+    public static class Policy {
+        @Param({"AUTO", "ON_ISSUING_THREAD", "ON_COPY_ENGINE"})
+        String copyPolicy;
+    }
+
     @Benchmark
-    public long jpipelinePartitioned(Source source, Stages stages) {
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, stages.depth);
+    public long jpipelinePartitioned(Source source, Stages stages, Policy policy) {
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, stages.depth)
+            .copyPolicy(CopyPolicy.valueOf(policy.copyPolicy)).build();
         ThreadTeam team = ThreadTeam.ofPlatform(2);
         AtomicReference<Throwable> producerFailure = new AtomicReference<>();
         Thread producer = Thread.ofPlatform().start(() -> {
