@@ -49,12 +49,11 @@ import java.lang.invoke.VarHandle;
  * Parked waiters sit on a Treiber stack (Waiter); the thread that completes a phase (or drops the last party)
  * detaches the whole stack and unparks it.
  *
- * A party that is a barrier's only one arrives with arriveAlone: a CAS on the word it predicts (its own last
- * completion), without reading it first, falling back to arrive() when the prediction fails.
- *
  * No lost wake-up: a parking waiter pushes its node (volatile CAS on waiters) and then polls the word; an
  * arrival CASes the word and then reads waiters. Both pairs are volatile accesses, totally ordered, so either
  * the waiter's poll sees the completion or the arrival sees the node, whichever lines the two fields are on.
+ * The exception is arriveAlone, a release store by a side's only thread when nothing else can write the word:
+ * its signal may miss a push, so waiters of such barriers park in bounded slices (see arriveAlone).
  *
  * Memory consistency: an arrival is a volatile CAS (release), a wait ends with a volatile read (acquire) of
  * the completed state, so actions before any arrival of a phase happen-before actions after a wait that
@@ -81,6 +80,8 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     private final long[] words;
     /** Where the word is in {@link #words}. */
     private final int index;
+    /** Whether arrivals may be {@link #arriveAlone} stores: then its waiters' parks are bounded. */
+    private final boolean soloArrivals;
     /** Treiber stack of parked waiters: accessed through {@code WAITERS}; written only by parking waiters. */
     private volatile Waiter waiters;
     private final Runnable completion;
@@ -104,20 +105,24 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
      * @param completion run by the last arriver before the phase completes, or {@code null}
      */
     public PhaseBarrier(int expected, Runnable completion) {
-        this(new long[2 * WORD_PAD + 1], WORD_PAD, expected, completion);
+        this(new long[2 * WORD_PAD + 1], WORD_PAD, expected, completion, false);
     }
 
     /**
      * A barrier whose word is {@code words[index]}: a pipeline keeps the words of its stage barriers side by side
      * (see {@link StageRing}), the caller pads them from other data.
+     *
+     * @param soloArrivals whether its only party may arrive with {@link #arriveAlone} (a stage barrier of a side
+     *                     with one thread)
      */
-    PhaseBarrier(long[] words, int index, int expected, Runnable completion) {
+    PhaseBarrier(long[] words, int index, int expected, Runnable completion, boolean soloArrivals) {
         if (expected < 0 || expected > MAX_PARTIES) {
             throw new IllegalArgumentException(
                 "barrier expected count must be in 0.." + MAX_PARTIES + ", got " + expected);
         }
         this.words = words;
         this.index = index;
+        this.soloArrivals = soloArrivals;
         this.completion = completion;
         WORD.setRelease(words, index, (long) expected << EXPECTED_SHIFT);
     }
@@ -190,20 +195,28 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     }
 
     /**
-     * The arrival of a barrier's only party at phase {@code round}, predicted: if the word is exactly what one
-     * party, nothing tied and nothing withdrawn, leaves at the start of that phase, one CAS completes the phase
-     * without reading the word first (on a line the peer last touched, a read and then a CAS cost two transfers
-     * of it; the CAS alone costs one). Anything else (a copy tied, a drop, a completion action) fails the
-     * prediction and changes nothing: the caller then arrives with {@link #arrive(int)}.
+     * The arrival of the barrier's only party at phase {@code round}, when the caller knows that no other thread
+     * writes the word meanwhile (nothing tied, nothing dropped: see StageHandle): a release store of the next
+     * phase's word. Unlike a CAS, a store does not hold the thread until it owns the word's cache line (which a
+     * spinning peer keeps pulling away), so a solo producer or consumer runs on while the line travels.
      *
-     * @return whether the arrival was made
+     * <p>The price: a store followed by a read of the stack is not ordered (StoreLoad), so a waiter that pushes
+     * its node and polls while the store is still on its way may miss the store while the store's read misses
+     * the node. Waiters of such a barrier ({@link #signalsMayMissAPush()}) park for bounded times (100 us first,
+     * then doubling), and the store reaches them by the end of the first: a missed signal costs that delay.
      */
-    public boolean arriveAlone(int round) {
-        if (completion == null && casState(pack(round, 1, 0), pack(round + 1, 1, 0))) {
-            signalAll();
-            return true;
+    public void arriveAlone(int round) {
+        assert lvState() == pack(round, 1, 0) && completion == null
+            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
+        WORD.setRelease(words, index, pack(round + 1, 1, 0));
+        if (WAITERS.getAcquire(this) != null) {
+            Waiter.signalAll(WAITERS, this);
         }
-        return false;
+    }
+
+    @Override
+    public boolean signalsMayMissAPush() {
+        return soloArrivals;
     }
 
     /**

@@ -33,9 +33,10 @@ import java.nio.channels.FileChannel;
  *    because phases only move forward, every consumer releases in batch order, and within S batches of a known
  *    one each word's phase is exactly the round asked about or the next (StageRing's invariant), so a scan never
  *    misreads a phase.
- *  - solo sides: when a side has one thread (one producer, or one consumer), its arrival is a predicted CAS
- *    (PhaseBarrier.arriveAlone) that does not read the word first; a copy tied to the stage or a drop fails the
- *    prediction, and the arrival falls back to the CAS loop.
+ *  - solo sides: when a side has one thread (one producer, or one consumer), nothing but that thread writes its
+ *    side's words, except copies it tied to the stage (they land with a CAS) and drops (by itself, or for a
+ *    thread that ended). So its arrival is a release store (PhaseBarrier.arriveAlone), unless it tied a copy to
+ *    the stage it commits: then it arrives with the CAS loop like everyone else.
  *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
@@ -81,9 +82,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final CopyPolicy copyPolicy;
     /** CopyPolicy.AUTO's test: whether the machine has no more processors than twice the pipeline's threads. */
     private final boolean fewCores;
-    /** Whether this thread is the only producer (its commits are predicted arrivals). */
+    /** Whether this thread is the only producer (its commits are solo stores unless it tied a copy). */
     private final boolean soloProducer;
-    /** Whether this thread is the only consumer (its releases are predicted arrivals). */
+    /** Whether this thread is the only consumer (its releases are solo stores). */
     private final boolean soloConsumer;
 
     private int head;
@@ -95,6 +96,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** Batches below this one are known complete (the consumer's look-ahead). */
     private long readyKnown;
     private boolean acquired;
+    /** Whether a copy was handed off for the acquired stage (its landing writes the word: no solo store then). */
+    private boolean tiedHead;
     private boolean waited;
     /** Owner-written; CAS by quit() and abandon() so that exactly one of them leaves; read by the detector. */
     private volatile boolean active = true;
@@ -195,7 +198,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.COMMIT, trace.now(), head, committed());
         }
-        arrive(produced[head], headRound, soloProducer);   // the phase also waits for the stage's tied copies
+        if (soloProducer && !tiedHead) {
+            produced[head].arriveAlone(headRound);
+        } else {
+            produced[head].arrive(1);   // the phase also waits for the stage's tied copies
+        }
+        tiedHead = false;
         if (++head == stages) {
             head = 0;
             headRound++;
@@ -207,6 +215,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         enterCopy("memcpy_async");
         long start = trace == null ? 0 : trace.now();
         AsyncContractFulfillment done = copies.copyInto(dst, src, produced[head], landing(start), copyOnIssuer());
+        tiedHead |= done != AsyncContractFulfillment.NONE;
         if (trace != null && done == AsyncContractFulfillment.NONE) {
             trace.record(StageOperation.COPY, start, head, committed());
         }
@@ -216,6 +225,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     @Override
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         enterCopy("memcpy_async (file)");
+        tiedHead = true;                        // set first: the tie happens before readInto can fail
         return copies.readInto(dst, channel, position, produced[head], landing(trace == null ? 0 : trace.now()));
     }
 
@@ -304,17 +314,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.RELEASE, trace.now(), tail, released());
         }
-        arrive(consumed[tail], tailRound, soloConsumer);
+        if (soloConsumer) {
+            consumed[tail].arriveAlone(tailRound);
+        } else {
+            consumed[tail].arrive(1);
+        }
         if (++tail == stages) {
             tail = 0;
             tailRound++;
-        }
-    }
-
-    /** This thread's arrival at phase {@code round} of a stage barrier: predicted when it is the side's only one. */
-    private static void arrive(PhaseBarrier barrier, int round, boolean alone) {
-        if (!alone || !barrier.arriveAlone(round)) {
-            barrier.arrive(1);
         }
     }
 

@@ -55,8 +55,8 @@ final class StageRing {
         this.produced = new PhaseBarrier[stages];
         this.consumed = new PhaseBarrier[stages];
         for (int s = 0; s < stages; s++) {
-            produced[s] = new PhaseBarrier(words, pad + s, producerCount, null);
-            consumed[s] = new PhaseBarrier(words, 2 * pad + stages + s, consumerCount, null);
+            produced[s] = new PhaseBarrier(words, pad + s, producerCount, null, producerCount == 1);
+            consumed[s] = new PhaseBarrier(words, 2 * pad + stages + s, consumerCount, null, consumerCount == 1);
         }
         this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount) : null;
         this.detector = settings.hangPatienceNanos() <= 0 ? null

@@ -22,4 +22,13 @@ public interface Waitable {
 
     /** Unlinks the nodes of waits that have ended (see {@link Waiter#sweep}). */
     void sweepWaiters();
+
+    /**
+     * Whether a signal may miss a waiter that has just pushed its node: the condition is met by a release store
+     * that is not ordered before the signaller's read of the stack (see {@link PhaseBarrier#arriveAlone}). The
+     * wait routine then bounds each park, so that a missed signal costs a short delay, never a hang.
+     */
+    default boolean signalsMayMissAPush() {
+        return false;
+    }
 }

@@ -20,7 +20,9 @@ import java.util.concurrent.locks.LockSupport;
  *   park phase                         push a Waiter (again only after a signal detached it), poll again (no lost
  *                                      wake-up, see Waiter), tell the listener, park until signalled, the deadline,
  *                                      or the next stall check; a wait that ends with its node on the stack sweeps
- *                                      the stack of ended waits' nodes
+ *                                      the stack of ended waits' nodes. Where a signal may miss a push
+ *                                      (Waitable.signalsMayMissAPush: solo arrivals are release stores), each park
+ *                                      is also bounded: 100 us, then doubling up to 1 s, polling after each
  * </pre>
  *
  * Interrupts: an interruptible wait returns {@link WaitStatus#INTERRUPTED} (status cleared); an uninterruptible
@@ -39,6 +41,13 @@ public final class Waiting {
     private static final int FIRST_UNTIMED_CLOCK = 15;
     /** Idling this long between two clock reads means a slow strategy (one that sleeps): read it after each idle. */
     private static final long SLOW_IDLE_NANOS = 50_000;
+    /**
+     * The first park of a wait whose signal may miss its push lasts at most this long: a store that was on its way
+     * when the waiter polled has arrived long before (a store buffer drains in well under a microsecond).
+     */
+    private static final long FIRST_BOUNDED_PARK_NANOS = 100_000;
+    /** Later bounded parks double up to this, so that a long wait wakes rarely. */
+    private static final long MAX_BOUNDED_PARK_NANOS = 1_000_000_000;
 
     private Waiting() {
     }
@@ -78,6 +87,7 @@ public final class Waiting {
         boolean interrupted = false;
         boolean parked = false;                 // whether the listener was told of a park
         Waiter node = null;                     // this wait's node while it is on the stack
+        long parkBound = waitable.signalsMayMissAPush() ? FIRST_BOUNDED_PARK_NANOS : 0;   // 0: parks unbounded
         try {
             for (int attempt = 0; ; ) {
                 WaitStatus status;
@@ -141,6 +151,13 @@ public final class Waiting {
                 }
                 long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)
                     ? nextCheck : deadline;
+                if (parkBound != 0) {
+                    long bound = System.nanoTime() + parkBound;
+                    if (limit == Deadlines.NO_DEADLINE || bound - limit < 0) {
+                        limit = bound;
+                    }
+                    parkBound = Math.min(2 * parkBound, MAX_BOUNDED_PARK_NANOS);
+                }
                 if (listener != null) {
                     parked = true;
                     listener.parking(site);

@@ -4,6 +4,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
+import dev.jpipeline.WaitStrategy;
 
 /**
  * A one-producer, one-consumer block-scope pipeline for two jcstress actors. A handle belongs to the thread that
@@ -18,7 +19,11 @@ final class PipelineHandles {
     private final ThreadTeam team = ThreadTeam.ofPlatform(2);
 
     PipelineHandles(int stages) {
-        state = PipelineSharedState.create(ThreadScope.BLOCK, stages);
+        this(stages, WaitStrategy.ADAPTIVE);
+    }
+
+    PipelineHandles(int stages, WaitStrategy strategy) {
+        state = PipelineSharedState.builder(ThreadScope.BLOCK, stages).waitStrategy(strategy).build();
     }
 
     /** Rank 0's handle, the producer: call from the producing actor. */
