@@ -4,6 +4,7 @@
 #   OUTDIR defaults to jpipeline-bench/results; the regex defaults to all benchmarks.
 # Java: $JAVA if set (for example .device-jre/bin/java on a machine without a JDK), else the JDK 25 that
 # scripts/jdk25.sh finds. The jar is built first when a JDK and the sources are present.
+# jpipeline-bench/forks.py OUTDIR/*.json prints the medians and per-fork means as Markdown rows.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 out="${1:-$root/jpipeline-bench/results}"
@@ -17,8 +18,9 @@ if [ -z "${JAVA:-}" ]; then
 fi
 [ -f "$jar" ] || { echo "bench.sh: $jar is missing; build it with ./mvnw -DskipTests package" >&2; exit 1; }
 mkdir -p "$out"
-for bench in StageHandoffBenchmark StreamingBenchmark PipelineKindsBenchmark PairScalingBenchmark KernelBenchmark TracingBenchmark CopyHandoffBenchmark; do
+for bench in HandoffBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
+    PairScalingBenchmark KernelBenchmark TracingBenchmark CopyHandoffBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
-  "$JAVA" -jar "$jar" "$bench" -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true
+  "$JAVA" -jar "$jar" "\.$bench\." -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true
 done

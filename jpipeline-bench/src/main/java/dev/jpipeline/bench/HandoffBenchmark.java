@@ -259,6 +259,70 @@ public class HandoffBenchmark {
         s.items.awaitAll(s.sent);
     }
 
+    /**
+     * JCTools {@link SpscArrayQueue}, both ends spinning, shaped like a pipeline stage: the queue carries a slot
+     * number and the item travels in a separate {@code long[8]}, so that the consumer reads two cache lines one
+     * after the other (the queue's slot, then the data), as a pipeline consumer reads its stage barrier and then
+     * its stage. Not a way anyone uses JCTools: an anatomy of the gap between {@code jctoolsSpsc} and
+     * {@code partitioned}.
+     */
+    @State(Scope.Thread)
+    public static class SpscSeparateData {
+        /** With 4 queue slots, slot i of 8 is written again only after the consumer has finished item i - 8. */
+        static final int DATA = 8;
+
+        final CheckedItems items = new CheckedItems();
+        final long[] data = new long[DATA];
+        final SpscArrayQueue<Long> queue = new SpscArrayQueue<>(4);
+        Thread consumer;
+        volatile boolean stop;
+        long sent;
+
+        @Setup(Level.Trial)
+        public void start() {
+            consumer = Thread.ofPlatform().daemon().name("spsc-data-consumer").start(() -> {
+                try {
+                    for (;;) {
+                        Long slot = queue.relaxedPoll();
+                        if (slot != null) {
+                            items.accept(data[(int) (long) slot]);
+                        } else if (stop) {
+                            return;
+                        } else {
+                            Thread.onSpinWait();
+                        }
+                    }
+                } catch (Throwable t) {
+                    items.fail(t);
+                }
+            });
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            stop = true;
+            join(consumer);
+        }
+    }
+
+    @Benchmark
+    @OperationsPerInvocation(ITEMS)
+    public void jctoolsSpscSeparateData(SpscSeparateData s) {
+        SpscArrayQueue<Long> queue = s.queue;
+        long[] data = s.data;
+        Long[] boxes = Spsc.BOXES;
+        for (int i = 0; i < ITEMS; i++) {
+            int slot = i & (SpscSeparateData.DATA - 1);
+            data[slot] = i;
+            Long index = boxes[slot];
+            while (!queue.relaxedOffer(index)) {
+                Thread.onSpinWait();
+            }
+        }
+        s.sent += ITEMS;
+        s.items.awaitAll(s.sent);
+    }
+
     /** An LMAX Disruptor ring with one busy-spinning event handler. */
     @State(Scope.Thread)
     public static class DisruptorRing {

@@ -60,7 +60,7 @@ import java.lang.invoke.VarHandle;
  * observes the phase completed.
  * </pre>
  */
-public final class PhaseBarrier implements Waitable, CopyLanding {
+public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
 
     /** Largest number of parties (2^20 - 1): the same bound CUDA's block-scope {@code barrier::max()} reports. */
     public static final int MAX_PARTIES = (1 << 20) - 1;
@@ -82,8 +82,6 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     private final int index;
     /** Whether arrivals may be {@link #arriveAlone} stores: then its waiters' parks are bounded. */
     private final boolean soloArrivals;
-    /** Treiber stack of parked waiters: accessed through {@code WAITERS}; written only by parking waiters. */
-    private volatile Waiter waiters;
     private final Runnable completion;
     /** The thread running the completion action, else null: written by it, read by its own waits (same thread). */
     private volatile Thread completer;
@@ -539,7 +537,7 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
-            WAITERS = lookup.findVarHandle(PhaseBarrier.class, "waiters", Waiter.class);
+            WAITERS = lookup.findVarHandle(PhaseBarrierWaiters.class, "waiters", Waiter.class);
             PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
@@ -553,4 +551,27 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     private boolean casState(long expect, long update) {
         return WORD.compareAndSet(words, index, expect, update);
     }
+}
+
+/**
+ * 128 bytes of padding before the waiters' stack, which every arrival reads: parking waiters write it, and must not
+ * share its line with another barrier's stack or any other object's fields. The int fills the gap after a 12-byte
+ * object header, where HotSpot would otherwise place a subclass field.
+ */
+abstract class PhaseBarrierPadBefore {
+    int gap;
+    long p00, p01, p02, p03, p04, p05, p06, p07;
+    long p08, p09, p10, p11, p12, p13, p14, p15;
+}
+
+/** The waiters' stack of a {@link PhaseBarrier}. */
+abstract class PhaseBarrierWaiters extends PhaseBarrierPadBefore {
+    /** Treiber stack of parked waiters: accessed through {@code WAITERS}; written only by parking waiters. */
+    volatile Waiter waiters;
+}
+
+/** 128 bytes of padding after the waiters' stack. */
+abstract class PhaseBarrierPadAfter extends PhaseBarrierWaiters {
+    long q00, q01, q02, q03, q04, q05, q06, q07;
+    long q08, q09, q10, q11, q12, q13, q14, q15;
 }

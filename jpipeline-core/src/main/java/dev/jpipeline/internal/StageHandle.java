@@ -178,7 +178,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (status != WaitStatus.COMPLETE) {
                 return status;
             }
-            releasedKnown = committed() - stages + 1 + lookAhead(consumed, head, headRound - 1);
+            long next = committed() - stages + 1;      // the first batch not known released
+            // a unified thread's own releases bound what can be released: it looks no further than them
+            releasedKnown = next + lookAhead(consumed, head, headRound - 1,
+                side == Side.BOTH ? released() - next : stages - 1);
         }
         acquired = true;
         if (trace != null) {
@@ -286,7 +289,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (status != WaitStatus.COMPLETE) {
                 return status;
             }
-            readyKnown = released() + 1 + lookAhead(produced, tail, tailRound);
+            // a unified thread's own commits bound what can be complete: it looks no further than them
+            readyKnown = released() + 1 + lookAhead(produced, tail, tailRound,
+                side == Side.BOTH ? committed() - released() - 1 : stages - 1);
         }
         waited = true;
         if (trace != null) {
@@ -327,12 +332,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /**
      * Phase {@code round} of {@code barriers[stage]} has completed: how many of the following batches (at most
-     * S - 1, the stages after it in order) have completed too, each phase read once and the scan stopping at the
-     * first one that has not.
+     * {@code limit}, itself at most S - 1: the stages after it in order) have completed too, each phase read once
+     * and the scan stopping at the first one that has not.
      */
-    private int lookAhead(PhaseBarrier[] barriers, int stage, int round) {
+    private int lookAhead(PhaseBarrier[] barriers, int stage, int round, long limit) {
         int known = 0;
-        for (int s = stage, r = round; known < stages - 1; known++) {
+        for (int s = stage, r = round; known < limit; known++) {
             if (++s == stages) {
                 s = 0;
                 r++;

@@ -46,17 +46,22 @@ final class StageRing {
         this.consumerCount = consumerCount;
         this.settings = settings;
         int stages = settings.stageCount();
-        // One word array for all stage barriers: [pad | produced words | pad | consumed words | pad]. The produced
-        // words share cache lines with each other (written by producers, read by consumers), so do the consumed
-        // words (written by consumers, read by producers), and the padding keeps the two groups, and everything
-        // else, off each other's lines.
+        // One word array for all stage barriers: [pad | produced words | pad | consumed words | pad]. A side with
+        // one thread keeps its words side by side: one writer, and a reader that fetches one word's cache line
+        // gets the next stages' words with it. A side of several threads spaces its words a padding apart, so that
+        // threads arriving at different stages do not contend for one line. The padding keeps the two groups, and
+        // everything else, off each other's lines.
         int pad = PhaseBarrier.WORD_PAD;
-        long[] words = new long[3 * pad + 2 * stages];
+        int producedStride = producerCount == 1 ? 1 : pad;
+        int consumedStride = consumerCount == 1 ? 1 : pad;
+        int consumedBase = 2 * pad + (stages - 1) * producedStride + 1;
+        long[] words = new long[consumedBase + (stages - 1) * consumedStride + 1 + pad];
         this.produced = new PhaseBarrier[stages];
         this.consumed = new PhaseBarrier[stages];
         for (int s = 0; s < stages; s++) {
-            produced[s] = new PhaseBarrier(words, pad + s, producerCount, null, producerCount == 1);
-            consumed[s] = new PhaseBarrier(words, 2 * pad + stages + s, consumerCount, null, consumerCount == 1);
+            produced[s] = new PhaseBarrier(words, pad + s * producedStride, producerCount, null, producerCount == 1);
+            consumed[s] = new PhaseBarrier(words, consumedBase + s * consumedStride, consumerCount, null,
+                consumerCount == 1);
         }
         this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount) : null;
         this.detector = settings.hangPatienceNanos() <= 0 ? null
