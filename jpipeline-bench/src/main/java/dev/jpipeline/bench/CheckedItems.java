@@ -42,13 +42,18 @@ final class CheckedItems extends CheckedItemsPadAfter {
         failure = t;
     }
 
+    /** Producer thread: throws if the consumer has stopped on a failure. */
+    void checkConsumer() {
+        if (failure != null) {
+            throw new IllegalStateException("consumer failed", failure);
+        }
+    }
+
     /** Producer thread: waits until the consumer has checked {@code total} items in all. */
     void awaitAll(long total) {
         long start = 0;
         for (int spins = 0; (long) SEEN.getAcquire(this) < total; spins++) {
-            if (failure != null) {
-                throw new IllegalStateException("consumer failed", failure);
-            }
+            checkConsumer();
             if ((spins & 0xFFFF) == 0xFFFF) {
                 long now = System.nanoTime();
                 if (start == 0) {

@@ -216,15 +216,20 @@ public class HandoffBenchmark {
         volatile boolean stop;
         long sent;
 
+        /** The item a polled element stands for: the element itself. */
+        long item(Long element) {
+            return element;
+        }
+
         @Setup(Level.Trial)
         public void start() {
             queue = new SpscArrayQueue<>(spscCapacity);
             consumer = Thread.ofPlatform().daemon().name("spsc-consumer").start(() -> {
                 try {
                     for (;;) {
-                        Long item = queue.relaxedPoll();
-                        if (item != null) {
-                            items.accept(item);
+                        Long element = queue.relaxedPoll();
+                        if (element != null) {
+                            items.accept(item(element));
                         } else if (stop) {
                             return;
                         } else {
@@ -242,18 +247,24 @@ public class HandoffBenchmark {
             stop = true;
             join(consumer);
         }
+
+        /** Offers {@code element}, spinning while the queue is full (and failing if the consumer has died). */
+        final void offer(Long element) {
+            for (int spins = 1; !queue.relaxedOffer(element); spins++) {
+                if ((spins & 0xFFFF) == 0) {
+                    items.checkConsumer();
+                }
+                Thread.onSpinWait();
+            }
+        }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void jctoolsSpsc(Spsc s) {
-        SpscArrayQueue<Long> queue = s.queue;
         Long[] boxes = Spsc.BOXES;
         for (int i = 0; i < ITEMS; i++) {
-            Long item = boxes[i];
-            while (!queue.relaxedOffer(item)) {
-                Thread.onSpinWait();
-            }
+            s.offer(boxes[i]);
         }
         s.sent += ITEMS;
         s.items.awaitAll(s.sent);
@@ -261,63 +272,39 @@ public class HandoffBenchmark {
 
     /**
      * JCTools {@link SpscArrayQueue}, both ends spinning, shaped like a pipeline stage: the queue carries a slot
-     * number and the item travels in a separate {@code long[8]}, so that the consumer reads two cache lines one
-     * after the other (the queue's slot, then the data), as a pipeline consumer reads its stage barrier and then
-     * its stage. Not a way anyone uses JCTools: an anatomy of the gap between {@code jctoolsSpsc} and
-     * {@code partitioned}.
+     * number and the item travels in a separate {@code long[]} of twice the queue's capacity, so that the consumer
+     * reads two cache lines one after the other (the queue's slot, then the data), as a pipeline consumer reads its
+     * stage barrier and then its stage. Not a way anyone uses JCTools: an anatomy of the gap between
+     * {@code jctoolsSpsc} and {@code partitioned}.
      */
     @State(Scope.Thread)
-    public static class SpscSeparateData {
-        /** With 4 queue slots, slot i of 8 is written again only after the consumer has finished item i - 8. */
-        static final int DATA = 8;
+    public static class SpscSeparateData extends Spsc {
+        /**
+         * Slot i of 2C (C the queue's capacity) is written again only after the offer of item i - 1 succeeded, so
+         * after item i - 1 - C was polled and item i - 2C was checked.
+         */
+        long[] data;
 
-        final CheckedItems items = new CheckedItems();
-        final long[] data = new long[DATA];
-        final SpscArrayQueue<Long> queue = new SpscArrayQueue<>(4);
-        Thread consumer;
-        volatile boolean stop;
-        long sent;
-
-        @Setup(Level.Trial)
-        public void start() {
-            consumer = Thread.ofPlatform().daemon().name("spsc-data-consumer").start(() -> {
-                try {
-                    for (;;) {
-                        Long slot = queue.relaxedPoll();
-                        if (slot != null) {
-                            items.accept(data[(int) (long) slot]);
-                        } else if (stop) {
-                            return;
-                        } else {
-                            Thread.onSpinWait();
-                        }
-                    }
-                } catch (Throwable t) {
-                    items.fail(t);
-                }
-            });
+        @Override
+        long item(Long slot) {
+            return data[(int) (long) slot];
         }
 
-        @TearDown(Level.Trial)
-        public void stop() throws InterruptedException {
-            stop = true;
-            join(consumer);
+        @Setup(Level.Trial)
+        public void allocateData() {
+            data = new long[2 * Integer.highestOneBit(2 * spscCapacity - 1)];   // the queue rounds up to 2^k
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void jctoolsSpscSeparateData(SpscSeparateData s) {
-        SpscArrayQueue<Long> queue = s.queue;
         long[] data = s.data;
+        int mask = data.length - 1;
         Long[] boxes = Spsc.BOXES;
         for (int i = 0; i < ITEMS; i++) {
-            int slot = i & (SpscSeparateData.DATA - 1);
-            data[slot] = i;
-            Long index = boxes[slot];
-            while (!queue.relaxedOffer(index)) {
-                Thread.onSpinWait();
-            }
+            data[i & mask] = i;
+            s.offer(boxes[i & mask]);
         }
         s.sent += ITEMS;
         s.items.awaitAll(s.sent);
