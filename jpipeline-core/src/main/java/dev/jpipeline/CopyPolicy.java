@@ -1,9 +1,10 @@
 package dev.jpipeline;
 
 /**
- * Where a pipeline's {@code memcpyAsync} runs a copy too large to run inline anyway (larger than the copy engine's
- * {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}): on the copy engine's workers, or on the thread that
- * issued it. No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker
+ * Where a block-, device- or system-scope pipeline's {@code memcpyAsync} runs a memory-to-memory copy too large to
+ * run inline anyway (larger than the copy engine's {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}): on
+ * the copy engine's workers, or on the thread that issued it. Thread-scope pipelines (which have no shared state)
+ * always use the engine: their thread computes while its copies run. Reads from a file always use the engine. No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker
  * costs a core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores
  * are idle.
  *
@@ -21,7 +22,10 @@ public enum CopyPolicy {
      */
     AUTO,
 
-    /** Every copy runs on the thread that issues it, synchronously, before {@code memcpyAsync} returns. */
+    /**
+     * Every memory-to-memory copy into the pipeline runs on the thread that issues it, synchronously, before
+     * {@code memcpyAsync} returns. Reads from a file still run on the engine.
+     */
     ON_ISSUING_THREAD,
 
     /** Every copy larger than the engine's inline threshold runs on the engine's workers (jpipeline 0.1). */

@@ -29,7 +29,11 @@ import java.util.Objects;
  *
  * <p>Copies no larger than the copy engine's inline threshold (64 KiB by default) are performed by the calling
  * thread before the call returns ({@link AsyncContractFulfillment#NONE}); larger ones run on the pipeline's
- * {@link CopyEngine} ({@link AsyncContractFulfillment#ASYNC}), while the caller goes on. Either way the stage
+ * {@link CopyEngine} ({@link AsyncContractFulfillment#ASYNC}), while the caller goes on, unless the shared
+ * state's {@link CopyPolicy} has the calling thread copy them itself ({@code NONE}): by default a partitioned
+ * pipeline's producer does so on a machine with no more processors than twice the pipeline's threads, where a
+ * worker copying while the producer only waits would be one busy thread too many. Reads from a file always run
+ * on the engine. Either way the stage
  * (or barrier phase) cannot complete before the copy has landed, as with {@code cp.async.mbarrier.arrive}; until
  * then the caller must not touch the destination or change the source. A copy that fails (a file read error)
  * completes its stage exceptionally: the consumers' wait throws {@link StageFailedException} with the cause.

@@ -1,5 +1,6 @@
 package dev.jpipeline.cli;
 
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.TraceEvent;
 import dev.jpipeline.trace.Tracer;
@@ -60,6 +61,11 @@ final class StreamCommand implements Callable<Integer> {
         description = "spin, yield, adaptive or block (default ${DEFAULT-VALUE}).")
     private String wait;
 
+    @Option(names = "--copy-policy", defaultValue = "auto", paramLabel = "POLICY",
+        description = "Where producers' copies run: auto (on the producer when no core is spare, else the copy "
+            + "engine), producer or engine (default ${DEFAULT-VALUE}). Reads from a FILE always use the engine.")
+    private String copyPolicy;
+
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
     private Path trace;
 
@@ -75,6 +81,7 @@ final class StreamCommand implements Callable<Integer> {
     public Integer call() throws IOException {
         StreamOp streamOp = parseOp();
         WaitStrategy strategy = parseWait();
+        CopyPolicy policy = parseCopyPolicy();
         if (stages < 1 || stages > 255) {
             throw bad("--stages must be in 1..255, got " + stages);
         }
@@ -96,7 +103,7 @@ final class StreamCommand implements Callable<Integer> {
             throw bad("give either FILE or --synthetic, not both");
         }
         StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, streamOp, strategy,
-            traceEvents);
+            policy, traceEvents);
         PrintWriter out = spec.commandLine().getOut();
         if (file == null) {
             return report(out, StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic), options, streamOp);
@@ -183,6 +190,15 @@ final class StreamCommand implements Callable<Integer> {
             case "adaptive" -> WaitStrategy.ADAPTIVE;
             case "block" -> WaitStrategy.BLOCKING;
             default -> throw bad("unknown --wait '" + wait + "': use spin, yield, adaptive or block");
+        };
+    }
+
+    private CopyPolicy parseCopyPolicy() {
+        return switch (copyPolicy.toLowerCase(Locale.ROOT)) {
+            case "auto" -> CopyPolicy.AUTO;
+            case "producer" -> CopyPolicy.ON_ISSUING_THREAD;
+            case "engine" -> CopyPolicy.ON_COPY_ENGINE;
+            default -> throw bad("unknown --copy-policy '" + copyPolicy + "': use auto, producer or engine");
         };
     }
 

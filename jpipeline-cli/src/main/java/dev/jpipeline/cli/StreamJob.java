@@ -1,5 +1,6 @@
 package dev.jpipeline.cli;
 
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
@@ -39,7 +40,7 @@ final class StreamJob {
 
     /** The run's shape; {@code traceEvents}: events the tracer keeps per thread (and per producer's copies). */
     record Options(int stages, int producers, int consumers, long chunk, StreamOp op, WaitStrategy strategy,
-                   int traceEvents) {
+                   CopyPolicy copyPolicy, int traceEvents) {
     }
 
     /** The outcome: the result text, or the failure (with the offset of the batch that failed). */
@@ -75,7 +76,7 @@ final class StreamJob {
         AtomicReference<String> failure = new AtomicReference<>();
         Tracer tracer = Tracer.create(o.traceEvents());
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, o.stages())
-            .waitStrategy(o.strategy()).tracer(tracer).build();
+            .waitStrategy(o.strategy()).copyPolicy(o.copyPolicy()).tracer(tracer).build();
         long start = System.nanoTime();
         ThreadTeam.ofPlatform(o.producers() + o.consumers()).run(Duration.ofDays(1), group -> {
             int rank = group.threadRank();

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.Tracer;
 import java.lang.foreign.MemorySegment;
@@ -105,8 +106,8 @@ class StreamCommandTest {
         Path trace = dir.resolve("trace.json");
         // 16 MiB in 256 KiB chunks: 64 batches, 128 events per thread and 64 copies per producer (128 KiB each,
         // on the copy engine), of which the tracer keeps 16
-        String[] out = Cli.run("stream", "--synthetic", "16m", "--chunk", "256k", "--trace-events", "16", "--trace",
-            trace.toString());
+        String[] out = Cli.run("stream", "--synthetic", "16m", "--chunk", "256k", "--trace-events", "16",
+            "--copy-policy", "engine", "--trace", trace.toString());
         assertEquals("0", out[0], out[2]);
         assertTrue(out[1].contains("window    the tracer kept each thread's newest 16 events ("), out[1]);
         assertTrue(out[1].contains("stalls    producers waited"), out[1]);
@@ -122,6 +123,21 @@ class StreamCommandTest {
     }
 
     @Test
+    void everyCopyPolicyStreamsTheSameResult() {
+        String expected = null;
+        for (String policy : new String[] {"auto", "producer", "engine"}) {
+            String[] out = Cli.run("stream", "--synthetic", "8m", "--chunk", "512k", "--op", "sum", "--copy-policy",
+                policy);
+            assertEquals("0", out[0], policy + ": " + out[2]);
+            String result = out[1].lines().filter(l -> l.strip().startsWith("result")).findFirst().orElseThrow();
+            if (expected == null) {
+                expected = result;
+            }
+            assertEquals(expected, result, policy);
+        }
+    }
+
+    @Test
     void badArgumentsGiveOneLineAndExitCode2(@TempDir Path dir) {
         String[][] cases = {
             {"stream", "--op", "md5"},
@@ -131,6 +147,7 @@ class StreamCommandTest {
             {"stream", "--consumers", "0"},
             {"stream", "--chunk", "-3"},
             {"stream", "--wait", "sleepy"},
+            {"stream", "--copy-policy", "gpu"},
             {"stream", "--trace-events", "8"},
         };
         for (String[] args : cases) {
@@ -149,7 +166,7 @@ class StreamCommandTest {
         long size = channel.size();
         channel.close();                                   // every read now fails with ClosedChannelException
         StreamJob.Result result = StreamJob.run(new StreamJob.Source(file.toString(), channel, null, size),
-            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE,
+            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE, CopyPolicy.AUTO,
                 Tracer.DEFAULT_EVENTS_PER_LANE), new AtomicLong());
         assertTrue(result.failure() != null, "the failure is reported");
         assertTrue(result.failure().startsWith("I/O error reading " + file + " at offset 0"), result.failure());

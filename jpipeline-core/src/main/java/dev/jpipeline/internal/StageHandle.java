@@ -88,9 +88,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final boolean soloConsumer;
 
     private int head;
-    private int headRound;
+    /**
+     * Rounds completed by the head and the tail: long, so that they never wrap (2^31 rounds pass in minutes of a
+     * fast single-stage pipeline, and a wrapped round would disable the waits and the look-ahead bounds). Barriers
+     * get the round's low 32 bits, which they compare modulo 2^23.
+     */
+    private long headRound;
     private int tail;
-    private int tailRound;
+    private long tailRound;
     /** Batches below this one are known released by every consumer (the producer's look-ahead). */
     private long releasedKnown;
     /** Batches below this one are known complete (the consumer's look-ahead). */
@@ -169,7 +174,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (headRound > 0 && committed() - stages >= releasedKnown) {
-            WaitStatus status = await(consumed[head], headRound - 1, Deadlines.NO_DEADLINE, interruptible);
+            WaitStatus status = await(consumed[head], (int) (headRound - 1), Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
                     + "release stage " + head + " (batch " + (committed() - stages) + "); " + who()
@@ -180,7 +185,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             }
             long next = committed() - stages + 1;      // the first batch not known released
             // a unified thread's own releases bound what can be released: it looks no further than them
-            releasedKnown = next + lookAhead(consumed, head, headRound - 1,
+            releasedKnown = next + lookAhead(consumed, head, (int) (headRound - 1),
                 side == Side.BOTH ? released() - next : stages - 1);
         }
         acquired = true;
@@ -202,7 +207,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             trace.record(StageOperation.COMMIT, trace.now(), head, committed());
         }
         if (soloProducer && !tiedHead) {
-            produced[head].arriveAlone(headRound);
+            produced[head].arriveAlone((int) headRound);
         } else {
             produced[head].arrive(1);   // the phase also waits for the stage's tied copies
         }
@@ -281,7 +286,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (released() >= readyKnown) {
-            WaitStatus status = await(produced[tail], tailRound, deadline, interruptible);
+            WaitStatus status = await(produced[tail], (int) tailRound, deadline, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                     + tail + " (batch " + released() + "); " + who() + ring.departures());
@@ -290,7 +295,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 return status;
             }
             // a unified thread's own commits bound what can be complete: it looks no further than them
-            readyKnown = released() + 1 + lookAhead(produced, tail, tailRound,
+            readyKnown = released() + 1 + lookAhead(produced, tail, (int) tailRound,
                 side == Side.BOTH ? committed() - released() - 1 : stages - 1);
         }
         waited = true;
@@ -302,7 +307,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private void throwIfFailed() {
-        Throwable failure = produced[tail].failureOf(tailRound);
+        Throwable failure = produced[tail].failureOf((int) tailRound);
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
@@ -320,7 +325,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             trace.record(StageOperation.RELEASE, trace.now(), tail, released());
         }
         if (soloConsumer) {
-            consumed[tail].arriveAlone(tailRound);
+            consumed[tail].arriveAlone((int) tailRound);
         } else {
             consumed[tail].arrive(1);
         }
@@ -410,7 +415,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
             // is committed as failed, so the batch completes (as failed) even when no other producer is left;
             // the drops below then start from the next batch, as after any commit.
-            produced[head].recordFailure(headRound, new IllegalStateException("producer " + who() + " " + how
+            produced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " " + how
                 + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
             acquired = false;
             produced[head].arrive(1);
@@ -426,10 +431,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         for (int s = 0; s < stages && leaving != null; s++) {
             if (leaving.produces()) {
-                produced[s].dropFromRound(s < head ? headRound + 1 : headRound);
+                produced[s].dropFromRound((int) (s < head ? headRound + 1 : headRound));
             }
             if (leaving.consumes()) {
-                consumed[s].dropFromRound(s < tail ? tailRound + 1 : tailRound);
+                consumed[s].dropFromRound((int) (s < tail ? tailRound + 1 : tailRound));
             }
         }
         return last;
@@ -487,11 +492,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private long committed() {
-        return (long) headRound * stages + head;
+        return headRound * stages + head;
     }
 
     private long released() {
-        return (long) tailRound * stages + tail;
+        return tailRound * stages + tail;
     }
 
     private String who() {
