@@ -4,9 +4,10 @@ package dev.jpipeline;
  * Where a block-, device- or system-scope pipeline's {@code memcpyAsync} runs a memory-to-memory copy too large to
  * run inline anyway (larger than the copy engine's {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}): on
  * the copy engine's workers, or on the thread that issued it. Thread-scope pipelines (which have no shared state)
- * always use the engine: their thread computes while its copies run. Reads from a file always use the engine. No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker
- * costs a core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores
- * are idle.
+ * always use the engine: their thread computes while its copies run. Reads from a file always use the engine.
+ *
+ * <p>No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker costs a
+ * core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores are idle.
  *
  * <p>Set per pipeline with {@link PipelineSharedState.Builder#copyPolicy(CopyPolicy)}; an engine whose
  * {@code inlineThreshold} is huge runs every copy on the issuing thread, whatever the policy.

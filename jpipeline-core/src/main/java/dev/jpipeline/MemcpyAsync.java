@@ -33,10 +33,10 @@ import java.util.Objects;
  * state's {@link CopyPolicy} has the calling thread copy them itself ({@code NONE}): by default a partitioned
  * pipeline's producer does so on a machine with no more processors than twice the pipeline's threads, where a
  * worker copying while the producer only waits would be one busy thread too many. Reads from a file always run
- * on the engine. Either way the stage
- * (or barrier phase) cannot complete before the copy has landed, as with {@code cp.async.mbarrier.arrive}; until
- * then the caller must not touch the destination or change the source. A copy that fails (a file read error)
- * completes its stage exceptionally: the consumers' wait throws {@link StageFailedException} with the cause.
+ * on the engine. Either way the stage (or barrier phase) cannot complete before the copy has landed, as with
+ * {@code cp.async.mbarrier.arrive}; until then the caller must not touch the destination or change the source.
+ * A copy that fails (a file read error) completes its stage exceptionally: the consumers' wait throws
+ * {@link StageFailedException} with the cause.
  *
  * <p>Memory consistency effects: the copy's writes happen-before actions of any thread after its wait for the
  * stage (or barrier phase) the copy belongs to.
@@ -140,7 +140,8 @@ public final class MemcpyAsync {
         long length = shareEnd(group, bytes, alignment) - from;
         PhaseBarrier phases = barrier.phases();
         phases.checkNotCompleting("memcpy_async");
-        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases, false);
+        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases,
+            false);                             // a barrier's thread goes on to other work: the engine copies
     }
 
     /** Checks the rules of the class description. */

@@ -85,12 +85,29 @@ class CopyPolicyTest {
     void aSmallCopyRunsInlineWhateverThePolicy() {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyEngine(ENGINE)
             .copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment src = arena.allocate(64).fill((byte) 7);
+            MemorySegment dst = arena.allocate(64);
+            Pipeline pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), state);
+            pipe.producerAcquire();
+            assertEquals(AsyncContractFulfillment.NONE, MemcpyAsync.memcpyAsync(dst, src, 64, pipe),
+                "64 bytes, below the engine's 4 KiB inline threshold");
+            assertEquals(-1L, dst.mismatch(src), "landed on return");
+            pipe.producerCommit();
+            pipe.quit();
+        }
+    }
+
+    @Test
+    void confinedSegmentsAreRefusedBeforeAnyPolicyApplies() {
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyEngine(ENGINE)
+            .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build();
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment src = arena.allocate(64);
             MemorySegment dst = arena.allocate(64);
             Pipeline pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), state);
             pipe.producerAcquire();
-            // confined segments are refused before any policy applies: the rule is checked whatever the size
+            // even where the issuing thread would copy itself: the rule does not depend on who copies
             assertThrows(IllegalArgumentException.class, () -> MemcpyAsync.memcpyAsync(dst, src, 64, pipe));
             pipe.quit();
         }

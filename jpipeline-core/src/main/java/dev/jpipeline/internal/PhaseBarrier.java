@@ -11,7 +11,8 @@ import java.lang.invoke.VarHandle;
  * <pre>
  * Algorithm
  *
- * The whole barrier is one 64-bit word, updated only by CAS, so every transition is atomic. The word is an
+ * The whole barrier is one 64-bit word, updated by CAS, so every transition is atomic (the one exception, a
+ * release store by a side's only thread that nothing else can race, is arriveAlone, below). The word is an
  * element of a long[]: an array of its own, padded on both sides, or (stage barriers) a pipeline's word array,
  * where the produced words of all stages sit side by side and so do the consumed words, so that a consumer
  * that reads one produced word has the next stages' words in the same cache line (JCTools' queues get the same

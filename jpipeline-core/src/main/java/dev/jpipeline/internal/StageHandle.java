@@ -82,9 +82,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final CopyPolicy copyPolicy;
     /** CopyPolicy.AUTO's test: whether the machine has no more processors than twice the pipeline's threads. */
     private final boolean fewCores;
-    /** Whether this thread is the only producer (its commits are solo stores unless it tied a copy). */
+    /** The ring's soloProducer, copied into the handle for the commit path: solo stores unless a copy is tied. */
     private final boolean soloProducer;
-    /** Whether this thread is the only consumer (its releases are solo stores). */
+    /** The ring's soloConsumer, copied into the handle for the release path. */
     private final boolean soloConsumer;
 
     private int head;
@@ -133,8 +133,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         this.copies = ring.settings.copies();
         this.copyPolicy = ring.settings.copyPolicy();
         this.fewCores = Runtime.getRuntime().availableProcessors() <= 2 * ring.groupSize;
-        this.soloProducer = ring.producerCount == 1;
-        this.soloConsumer = ring.consumerCount == 1;
+        this.soloProducer = ring.soloProducer;
+        this.soloConsumer = ring.soloConsumer;
         this.side = switch (ring.kind) {
             case UNIFIED -> Side.BOTH;
             case BY_COUNT -> null;

@@ -27,6 +27,10 @@ final class StageRing {
     final int groupSize;
     final int producerCount;
     final int consumerCount;
+    /** Whether one thread produces (its commits may be PhaseBarrier.arriveAlone stores): decided here only. */
+    final boolean soloProducer;
+    /** Whether one thread consumes (its releases are PhaseBarrier.arriveAlone stores). */
+    final boolean soloConsumer;
     final PhaseBarrier[] produced;
     final PhaseBarrier[] consumed;
     final PipelineSettings settings;
@@ -44,6 +48,8 @@ final class StageRing {
         this.groupSize = groupSize;
         this.producerCount = producerCount;
         this.consumerCount = consumerCount;
+        this.soloProducer = producerCount == 1;
+        this.soloConsumer = consumerCount == 1;
         this.settings = settings;
         int stages = settings.stageCount();
         // One word array for all stage barriers: [pad | produced words | pad | consumed words | pad]. A side with
@@ -52,16 +58,15 @@ final class StageRing {
         // threads arriving at different stages do not contend for one line. The padding keeps the two groups, and
         // everything else, off each other's lines.
         int pad = PhaseBarrier.WORD_PAD;
-        int producedStride = producerCount == 1 ? 1 : pad;
-        int consumedStride = consumerCount == 1 ? 1 : pad;
+        int producedStride = soloProducer ? 1 : pad;
+        int consumedStride = soloConsumer ? 1 : pad;
         int consumedBase = 2 * pad + (stages - 1) * producedStride + 1;
         long[] words = new long[consumedBase + (stages - 1) * consumedStride + 1 + pad];
         this.produced = new PhaseBarrier[stages];
         this.consumed = new PhaseBarrier[stages];
         for (int s = 0; s < stages; s++) {
-            produced[s] = new PhaseBarrier(words, pad + s * producedStride, producerCount, null, producerCount == 1);
-            consumed[s] = new PhaseBarrier(words, consumedBase + s * consumedStride, consumerCount, null,
-                consumerCount == 1);
+            produced[s] = new PhaseBarrier(words, pad + s * producedStride, producerCount, null, soloProducer);
+            consumed[s] = new PhaseBarrier(words, consumedBase + s * consumedStride, consumerCount, null, soloConsumer);
         }
         this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount) : null;
         this.detector = settings.hangPatienceNanos() <= 0 ? null
