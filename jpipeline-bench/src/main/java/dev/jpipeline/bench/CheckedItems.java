@@ -67,11 +67,6 @@ final class CheckedItems extends CheckedItemsPadAfter {
         }
     }
 
-    /** Items the consumer has checked. */
-    long seen() {
-        return (long) SEEN.getAcquire(this);
-    }
-
     private static final VarHandle SEEN;
 
     static {
