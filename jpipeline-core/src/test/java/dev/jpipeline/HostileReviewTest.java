@@ -577,8 +577,8 @@ class HostileReviewTest {
     /** The produced barrier of stage {@code s} behind a block-scope pipeline handle. */
     private static Object producedBarrier(Pipeline pipe, int s) {
         try {
-            Object[] produced = (Object[]) field(pipe.handle(), "produced");
-            return produced[s];
+            Object[][] groups = (Object[][]) field(field(pipe.handle(), "produced"), "groups");
+            return groups[0][s];
         } catch (ReflectiveOperationException e) {
             throw new AssertionError(e);
         }

@@ -104,7 +104,7 @@ public final class MakeRendezvous {
             failure = mineIn ? verdict(mine, rank) : clash(rank);
             if (failure == null) {
                 handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
-                    : mine.role() == PipelineRole.PRODUCER);
+                    : mine.role() == PipelineRole.PRODUCER, memberNumber(mine, rank));
             }
         } catch (RuntimeException | Error e) {
             failure = e;                        // still take part in #2: the peers must not wait for this rank
@@ -153,6 +153,21 @@ public final class MakeRendezvous {
             ring = new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
         }
         return ring;
+    }
+
+    /**
+     * The rank's number on its side: in a role partition, how many lower ranks took the same role (every proposal
+     * is in after #1); else the rank (a count partition's handle claims its number with its side).
+     */
+    private int memberNumber(Proposal mine, int rank) {
+        if (mine.kind() != StageRing.Kind.BY_ROLE) {
+            return rank;
+        }
+        int below = 0;
+        for (Map.Entry<Integer, Proposal> e : proposals.entrySet()) {
+            below += e.getKey() < rank && e.getValue().role() == mine.role() ? 1 : 0;
+        }
+        return below;
     }
 
     /** Null when every rank asked for the same pipeline and it is a valid one; else the exception for all. */

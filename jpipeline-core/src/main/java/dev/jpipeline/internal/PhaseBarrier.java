@@ -180,6 +180,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return phaseOf(lvState()) != (round & PHASE_MASK);
     }
 
+    /**
+     * Whether no party is left and phase {@code round} did not complete (it never will): the barrier's parties
+     * all dropped at or before that phase. A barrier whose last party dropped after completing {@code round} has
+     * delivered it, and is not deserted at it.
+     */
+    public boolean desertedAt(int round) {
+        long s = lvState();
+        return expectedOf(s) == 0 && ((phaseOf(s) - round) & PHASE_MASK) != 1;
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // Arrivals
 
@@ -248,7 +258,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                     return phase;
                 }
             } else if (casState(s, s + count)) {
-                runCompletionAndAdvance(phase, expected);
+                runCompletionAndAdvance(phase, expected, false);
                 return phase;
             }
         }
@@ -279,7 +289,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             }
             boolean done = lag == 1
                 ? casState(s, pack(phase, expected - 1, arrived - 1) | WITHDRAWN)
-                : leave(s, (arrived > 0 && arrived == expected - 1) || (expected == 1 && (s & WITHDRAWN) != 0));
+                : leave(s, (arrived > 0 && arrived == expected - 1) || (expected == 1 && (s & WITHDRAWN) != 0), false);
             if (done) {
                 if (expected == 1) {
                     signalAll();   // nobody is left to complete this phase: waiters must find out
@@ -357,11 +367,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         }
         PENDING_COPIES.getAndAdd(this, -1);     // before the arrival: a racing party check errs lenient
         try {
-            arriveAndDrop();
-        } catch (RuntimeException | Error completionFailed) {
-            // The landing completed the phase and ran the completion action on a copy worker, where nobody
-            // would see its exception: the phase's waiters get it instead (the phase has completed all the same).
-            recordFailure(phase, completionFailed);
+            arriveAndDrop(false, true);
+        } catch (RuntimeException | Error recorded) {
+            // The landing completed the phase and ran the completion action on a copy worker, where nobody would
+            // see its exception: it was recorded as the phase's failure before the phase completed, so that the
+            // phase's waiters get it.
         }
     }
 
@@ -395,15 +405,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * @throws IllegalStateException when the barrier has no party left
      */
     public void arriveAndDrop() {
-        arriveAndDrop(false);
+        arriveAndDrop(false, false);
     }
 
     /** {@link #arriveAndDrop()} by a party of a user's barrier: a party must be left besides the tied copies. */
     public void arriveAndDropAsParty() {
-        arriveAndDrop(true);
+        arriveAndDrop(true, false);
     }
 
-    private void arriveAndDrop(boolean party) {
+    /** @param landing whether a copy's landing arrives (a completion failure is then the phase's failure) */
+    private void arriveAndDrop(boolean party, boolean landing) {
         for (;;) {
             long s = lvState();
             int expected = expectedOf(s);
@@ -411,14 +422,17 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             if (parties <= 0 || arrivedOf(s) >= parties) {
                 throw overArrival(s, 1);
             }
-            if (leave(s, arrivedOf(s) + 1 == expected)) {
+            if (leave(s, arrivedOf(s) + 1 == expected, landing)) {
                 return;
             }
         }
     }
 
-    /** One CAS attempt that lowers the expected count, completing the phase when {@code completes}. */
-    private boolean leave(long s, boolean completes) {
+    /**
+     * One CAS attempt that lowers the expected count, completing the phase when {@code completes} ({@code landing}:
+     * for a copy's landing).
+     */
+    private boolean leave(long s, boolean completes, boolean landing) {
         int phase = phaseOf(s);
         int expected = expectedOf(s) - 1;
         if (!completes) {
@@ -433,7 +447,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         }
         // completing state: full with the old count, so that neither an arrival nor a waiter misreads it
         if (casState(s, pack(phase, expected + 1, expected + 1))) {
-            runCompletionAndAdvance(phase, expected);
+            runCompletionAndAdvance(phase, expected, landing);
             return true;
         }
         return false;
@@ -442,12 +456,19 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     /**
      * Runs the completion action while the word is in the completing state (arrived == expected, so every
      * further arrival is refused as an over-arrival), then publishes the next phase. If the action throws,
-     * the phase still completes, so that no waiter hangs, and the exception reaches the last arriver.
+     * the phase still completes, so that no waiter hangs, and the exception reaches the last arriver; when that is
+     * a copy's landing ({@code recordFailure}), it is also recorded as the phase's failure before the phase is
+     * published, so that every waiter that sees the phase complete sees the failure too.
      */
-    private void runCompletionAndAdvance(int phase, int nextExpected) {
+    private void runCompletionAndAdvance(int phase, int nextExpected, boolean recordFailure) {
         completer = Thread.currentThread();
         try {
             completion.run();
+        } catch (RuntimeException | Error e) {
+            if (recordFailure) {
+                recordFailure(phase, e);
+            }
+            throw e;
         } finally {
             completer = null;
             WORD.setVolatile(words, index, pack(phase + 1, nextExpected, 0));

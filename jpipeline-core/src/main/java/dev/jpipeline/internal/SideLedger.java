@@ -15,8 +15,10 @@ import java.lang.invoke.VarHandle;
  *   - every producer place is claimed            → they are all consumers;
  *   - every consumer place is claimed            → they are all producers;
  *   - the free places are exactly the quitters   → they fill both sides.
- * Each settled quitter is dropped from its side's barriers from round 0 (it never arrived anywhere). Until then
- * no barrier can complete round 0 without it, so the drop always finds the barrier at round 0.
+ * Places are numbered in the order they are taken, settled quitters included: a claim's number is the side's
+ * count before it, and it is the thread's member number on that side (StageSide). Each settled quitter is
+ * dropped from its place's barriers from round 0 (it never arrived anywhere). Until then no barrier of its place
+ * can complete round 0 without it, so the drop always finds the barrier at round 0.
  * A claim beyond a side's places is refused: the mistake that hangs a CUDA kernel (consumer threads running
  * producer code) becomes an IllegalStateException.
  * </pre>
@@ -36,22 +38,25 @@ final class SideLedger {
         this.consumerPlaces = consumerPlaces;
     }
 
-    /** Settled quitters to drop: from the producers' barriers and from the consumers' barriers. */
-    record Drops(int producers, int consumers) {
-        static final Drops NONE = new Drops(0, 0);
+    /**
+     * Settled quitters to drop: {@code producers} places from {@code firstProducer} on, {@code consumers} places
+     * from {@code firstConsumer} on.
+     */
+    record Drops(int firstProducer, int producers, int firstConsumer, int consumers) {
+        static final Drops NONE = new Drops(0, 0, 0, 0);
+    }
 
-        boolean any() {
-            return producers > 0 || consumers > 0;
-        }
+    /** A claimed place: the thread's member number on its side, and the quitters the claim settled. */
+    record Claim(int member, Drops settled) {
     }
 
     /**
      * The thread of {@code rank} takes a side with its first operation.
      *
-     * @return the undecided quitters this claim settles
+     * @return the place taken and the undecided quitters this claim settles
      * @throws IllegalStateException when that side has no free place
      */
-    Drops claim(boolean producer, int rank, int groupSize) {
+    Claim claim(boolean producer, int rank, int groupSize) {
         for (;;) {
             long s = state;
             int p = producers(s);
@@ -62,7 +67,7 @@ final class SideLedger {
             long next = producer ? pack(p + 1, c, undecided(s)) : pack(p, c + 1, undecided(s));
             long settled = settle(next);
             if (STATE.compareAndSet(this, s, settled)) {
-                return dropsBetween(next, settled);
+                return new Claim(producer ? p : c, dropsBetween(next, settled));
             }
         }
     }
@@ -107,7 +112,8 @@ final class SideLedger {
         if (before == after) {
             return Drops.NONE;
         }
-        return new Drops(producers(after) - producers(before), consumers(after) - consumers(before));
+        return new Drops(producers(before), producers(after) - producers(before),
+            consumers(before), consumers(after) - consumers(before));
     }
 
     private IllegalStateException tooMany(boolean producer, int nth, int rank, int groupSize) {

@@ -17,14 +17,19 @@ import java.nio.channels.FileChannel;
  * <pre>
  * Algorithm (libcu++'s, with round counters in place of parity bits)
  *
+ * Each side (StageSide) splits its members into groups, each with a barrier per stage; "wait side[s]" below waits
+ * for every group's barrier of stage s (a deserted group, whose members all quit, is skipped; every group
+ * deserted is abandonment), "arrive side[s]" arrives at this thread's group's barrier only.
+ *
  *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free)
  *   memcpyAsync     : small, or a producer-only thread under CopyPolicy ON_ISSUING_THREAD (or AUTO without cores
- *                     to spare): copy inline; else produced[head].tieCopy(), the copy lands with copyLanded()
+ *                     to spare): copy inline; else this group's produced[head].tieCopy(), the copy lands with
+ *                     copyLanded()
  *   producerCommit  : arrive produced[head]; head++ (wrap: head = 0, headRound++)
- *   consumerWait    : wait produced[tail] until phase tailRound completed; its failure record, if any, throws
+ *   consumerWait    : wait produced[tail] until phase tailRound completed; a failure record, if any, throws
  *   consumerRelease : arrive consumed[tail]; tail++ (wrap: tail = 0, tailRound++)
- *   quit            : for every stage s, drop this thread from produced[s] from the round of its next commit
- *                     there, and from consumed[s] from the round of its next release there
+ *   quit            : for every stage s, drop this thread from its group's produced[s] from the round of its next
+ *                     commit there, and from its group's consumed[s] from the round of its next release there
  *
  * Fast paths (a hand-off should cost what an SPSC ring costs):
  *  - look-ahead: a consumer that finds batch t complete scans on and remembers how many batches it knows
@@ -33,10 +38,10 @@ import java.nio.channels.FileChannel;
  *    because phases only move forward, every consumer releases in batch order, and within S batches of a known
  *    one each word's phase is exactly the round asked about or the next (StageRing's invariant), so a scan never
  *    misreads a phase.
- *  - solo sides: when a side has one thread (one producer, or one consumer), nothing but that thread writes its
- *    side's words, except copies it tied to the stage (they land with a CAS) and drops (by itself, or for a
- *    thread that ended). So its arrival is a release store (PhaseBarrier.arriveAlone), unless it tied a copy to
- *    the stage it commits: then it arrives with the CAS loop like everyone else.
+ *  - solo groups: when a thread is alone in its group (every thread is, on a side of up to 8), nothing but that
+ *    thread writes its group's words, except copies it tied to the stage (they land with a CAS) and drops (by
+ *    itself, or for a thread that ended). So its arrival is a release store (PhaseBarrier.arriveAlone), unless it
+ *    tied a copy to the stage it commits: then it arrives with the CAS loop like everyone else.
  *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
@@ -65,8 +70,15 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private final StageRing ring;
-    private final PhaseBarrier[] produced;
-    private final PhaseBarrier[] consumed;
+    /** The sides: waits read every group of the other side's stage. */
+    private final StageSide produced;
+    private final StageSide consumed;
+    /** This thread's group's barriers on the side(s) it takes (one per stage): set with the side, else null. */
+    private PhaseBarrier[] myProduced;
+    private PhaseBarrier[] myConsumed;
+    /** Whether this thread is alone in its group on that side: its arrivals there are arriveAlone stores. */
+    private boolean commitAlone;
+    private boolean releaseAlone;
     private final int stages;
     private final int rank;
     private final WaitStrategy strategy;
@@ -82,10 +94,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final CopyPolicy copyPolicy;
     /** CopyPolicy.AUTO's test: whether the machine has no more processors than twice the pipeline's threads. */
     private final boolean fewCores;
-    /** The ring's soloProducer, copied into the handle for the commit path: solo stores unless a copy is tied. */
-    private final boolean soloProducer;
-    /** The ring's soloConsumer, copied into the handle for the release path. */
-    private final boolean soloConsumer;
 
     private int head;
     /**
@@ -122,24 +130,27 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /**
      * @param producer for a role partition, whether this thread produces; null for unified and count partitions
+     * @param member   the thread's number on its side: a role partition's count of lower ranks of the same role,
+     *                 a unified pipeline's rank; ignored by a count partition (its first operation claims one)
      */
-    StageHandle(StageRing ring, int rank, Boolean producer) {
+    StageHandle(StageRing ring, int rank, Boolean producer, int member) {
         this.ring = ring;
         this.produced = ring.produced;
         this.consumed = ring.consumed;
-        this.stages = produced.length;
+        this.stages = ring.settings.stageCount();
         this.rank = rank;
         this.strategy = ring.settings.strategy();
         this.copies = ring.settings.copies();
         this.copyPolicy = ring.settings.copyPolicy();
         this.fewCores = Runtime.getRuntime().availableProcessors() <= 2 * ring.groupSize;
-        this.soloProducer = ring.soloProducer;
-        this.soloConsumer = ring.soloConsumer;
         this.side = switch (ring.kind) {
             case UNIFIED -> Side.BOTH;
             case BY_COUNT -> null;
             case BY_ROLE -> producer ? Side.PRODUCER : Side.CONSUMER;
         };
+        if (side != null) {
+            join(member);
+        }
         TraceSink sink = ring.settings.trace();
         this.trace = sink == null ? null : sink.lane(owner.getName(), rank, side == null ? "partitioned" : side.label());
         if (ring.detector != null) {
@@ -174,7 +185,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (headRound > 0 && committed() - stages >= releasedKnown) {
-            WaitStatus status = await(consumed[head], (int) (headRound - 1), Deadlines.NO_DEADLINE, interruptible);
+            WaitStatus status = awaitSide(consumed, head, (int) (headRound - 1), Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
                     + "release stage " + head + " (batch " + (committed() - stages) + "); " + who()
@@ -206,10 +217,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.COMMIT, trace.now(), head, committed());
         }
-        if (soloProducer && !tiedHead) {
-            produced[head].arriveAlone((int) headRound);
+        if (commitAlone && !tiedHead) {
+            myProduced[head].arriveAlone((int) headRound);
         } else {
-            produced[head].arrive(1);   // the phase also waits for the stage's tied copies
+            myProduced[head].arrive(1);     // the phase also waits for the stage's tied copies
         }
         tiedHead = false;
         if (++head == stages) {
@@ -222,7 +233,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         enterCopy("memcpy_async");
         long start = trace == null ? 0 : trace.now();
-        AsyncContractFulfillment done = copies.copyInto(dst, src, produced[head], landing(start), copyOnIssuer());
+        AsyncContractFulfillment done = copies.copyInto(dst, src, myProduced[head], landing(start), copyOnIssuer());
         tiedHead |= done != AsyncContractFulfillment.NONE;
         if (trace != null && done == AsyncContractFulfillment.NONE) {
             trace.record(StageOperation.COPY, start, head, committed());
@@ -234,7 +245,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         enterCopy("memcpy_async (file)");
         tiedHead = true;                        // set first: the tie happens before readInto can fail
-        return copies.readInto(dst, channel, position, produced[head], landing(trace == null ? 0 : trace.now()));
+        return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()));
     }
 
     /** The pipeline's {@link CopyPolicy} for this thread: whether it copies itself whatever the size. */
@@ -257,14 +268,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** Where a copy into the head stage lands: the stage's barrier, through a recorder when traced. */
     private CopyLanding landing(long start) {
         if (trace == null) {
-            return produced[head];
+            return myProduced[head];
         }
         if (tracedLandings == null) {
             tracedLandings = new TracedLanding[stages];
         }
         TracedLanding l = tracedLandings[head];
         if (l == null) {
-            l = tracedLandings[head] = new TracedLanding(trace, produced[head], head);
+            l = tracedLandings[head] = new TracedLanding(trace, myProduced[head], head);
         }
         l.batch(committed(), start);
         return l;
@@ -286,7 +297,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (released() >= readyKnown) {
-            WaitStatus status = await(produced[tail], (int) tailRound, deadline, interruptible);
+            WaitStatus status = awaitSide(produced, tail, (int) tailRound, deadline, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                     + tail + " (batch " + released() + "); " + who() + ring.departures());
@@ -307,7 +318,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private void throwIfFailed() {
-        Throwable failure = produced[tail].failureOf((int) tailRound);
+        Throwable failure = produced.failureOf(tail, (int) tailRound);
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
@@ -324,10 +335,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (trace != null) {
             trace.record(StageOperation.RELEASE, trace.now(), tail, released());
         }
-        if (soloConsumer) {
-            consumed[tail].arriveAlone((int) tailRound);
+        if (releaseAlone) {
+            myConsumed[tail].arriveAlone((int) tailRound);
         } else {
-            consumed[tail].arrive(1);
+            myConsumed[tail].arrive(1);
         }
         if (++tail == stages) {
             tail = 0;
@@ -340,21 +351,50 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * {@code limit}, itself at most S - 1: the stages after it in order) have completed too, each phase read once
      * and the scan stopping at the first one that has not.
      */
-    private int lookAhead(PhaseBarrier[] barriers, int stage, int round, long limit) {
+    private int lookAhead(StageSide side, int stage, int round, long limit) {
         int known = 0;
         for (int s = stage, r = round; known < limit; known++) {
             if (++s == stages) {
                 s = 0;
                 r++;
             }
-            if (!barriers[s].isComplete(r)) {
+            if (!side.isComplete(s, r)) {
                 break;
             }
         }
         return known;
     }
 
-    /** Waits for a stage barrier's phase in the one wait routine, watched by the hang detector when it is on. */
+    /**
+     * Waits until stage {@code stage} of {@code side} has completed phase {@code round}: every group's barrier has,
+     * or its members all quit before delivering it. The fast path reads one word per group. Sound because this
+     * thread has seen phase {@code round - 1} of the stage delivered by some group (batches complete in order), and
+     * no barrier runs more than one phase ahead of it, so a group whose phase is not {@code round} either delivered
+     * it or was deserted earlier, and not every group can have been deserted earlier.
+     *
+     * @return COMPLETE; ABANDONED when every group is deserted at {@code round}; TIMED_OUT or INTERRUPTED
+     */
+    private WaitStatus awaitSide(StageSide side, int stage, int round, long deadline, boolean interruptible) {
+        if (side.isComplete(stage, round)) {
+            if (pollingSince != 0) {
+                endPolling();
+            }
+            return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
+        }
+        PhaseBarrier[][] groups = side.groups;
+        int deserted = 0;
+        for (PhaseBarrier[] group : groups) {
+            WaitStatus status = await(group[stage], round, deadline, interruptible);
+            if (status == WaitStatus.ABANDONED || group[stage].desertedAt(round)) {
+                deserted++;
+            } else if (status != WaitStatus.COMPLETE) {
+                return status;
+            }
+        }
+        return deserted == groups.length ? WaitStatus.ABANDONED : WaitStatus.COMPLETE;
+    }
+
+    /** Waits for one barrier's phase in the one wait routine, watched by the hang detector when it is on. */
     private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
         if (barrier.isComplete(round)) {
             if (pollingSince != 0) {
@@ -415,10 +455,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
             // is committed as failed, so the batch completes (as failed) even when no other producer is left;
             // the drops below then start from the next batch, as after any commit.
-            produced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " " + how
+            myProduced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " " + how
                 + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
             acquired = false;
-            produced[head].arrive(1);
+            myProduced[head].arrive(1);
             if (++head == stages) {
                 head = 0;
                 headRound++;
@@ -431,10 +471,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         for (int s = 0; s < stages && leaving != null; s++) {
             if (leaving.produces()) {
-                produced[s].dropFromRound((int) (s < head ? headRound + 1 : headRound));
+                myProduced[s].dropFromRound((int) (s < head ? headRound + 1 : headRound));
             }
             if (leaving.consumes()) {
-                consumed[s].dropFromRound((int) (s < tail ? tailRound + 1 : tailRound));
+                myConsumed[s].dropFromRound((int) (s < tail ? tailRound + 1 : tailRound));
             }
         }
         return last;
@@ -473,15 +513,28 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private void claimSide(boolean producer) {
-        SideLedger.Drops settled;
+        SideLedger.Claim claim;
         try {
-            settled = ring.sides.claim(producer, rank, ring.groupSize);
+            claim = ring.sides.claim(producer, rank, ring.groupSize);
         } catch (IllegalStateException tooMany) {
             fault = tooMany;
             throw tooMany;
         }
         side = producer ? Side.PRODUCER : Side.CONSUMER;
-        ring.drop(settled);
+        join(claim.member());
+        ring.drop(claim.settled());
+    }
+
+    /** Takes member number {@code member}'s barriers on the side(s) of {@link #side}. */
+    private void join(int member) {
+        if (side.produces()) {
+            myProduced = produced.of(member);
+            commitAlone = produced.alone(member);
+        }
+        if (side.consumes()) {
+            myConsumed = consumed.of(member);
+            releaseAlone = consumed.alone(member);
+        }
     }
 
     /** A misuse exception, remembered for the hang detector until the handle's next operation. */
@@ -575,11 +628,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** What the owner waits for, without who it is (the hang detector names the participant itself). */
     private String waitDescription() {
         PhaseBarrier on = waitingOn;
-        boolean acquiring = false;
-        for (PhaseBarrier c : consumed) {
-            acquiring |= c == on;
-        }
-        return (acquiring
+        return (consumed.owns(on)
             ? "waits in producer_acquire for stage " + head + " (batch " + committed() + "): consumed barrier at "
             : "waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at ")
             + on + " (" + ring.producerCount + " producers, " + ring.consumerCount + " consumers)";

@@ -6,12 +6,14 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * The barriers of one pipeline made on a shared state: per stage s, {@code produced[s]} (expects the producers'
- * commits) and {@code consumed[s]} (expects the consumers' releases), the count of handles that still own the
- * pipeline, a count partition's {@link SideLedger}, and the pipeline's {@link HangDetector}.
+ * The barriers of one pipeline made on a shared state: its two {@link StageSide}s, {@code produced} (per stage,
+ * the producers' commits) and {@code consumed} (the consumers' releases), each split into groups of members; the
+ * count of handles that still own the pipeline, a count partition's {@link SideLedger}, and the pipeline's
+ * {@link HangDetector}.
  *
  * <pre>
- * Invariant (libcu++ relies on it too): with Pp[s], Cp[s] the completed phases of produced[s], consumed[s],
+ * Invariant (libcu++ relies on it too): with Pp[s], Cp[s] the completed phases of any group's produced[s],
+ * consumed[s],
  *     Cp[s] &lt;= Pp[s] &lt;= Cp[s] + 1
  * Batch b lives in stage b mod S, round b div S. A producer in round k of stage s may acquire once
  * Cp[s] &gt;= k; a consumer in round k may read once Pp[s] &gt;= k + 1. So no barrier ever runs more than one
@@ -27,12 +29,8 @@ final class StageRing {
     final int groupSize;
     final int producerCount;
     final int consumerCount;
-    /** Whether one thread produces (its commits may be PhaseBarrier.arriveAlone stores): decided here only. */
-    final boolean soloProducer;
-    /** Whether one thread consumes (its releases are PhaseBarrier.arriveAlone stores). */
-    final boolean soloConsumer;
-    final PhaseBarrier[] produced;
-    final PhaseBarrier[] consumed;
+    final StageSide produced;
+    final StageSide consumed;
     final PipelineSettings settings;
     /** Count partition only: who has claimed which side; else null. */
     final SideLedger sides;
@@ -48,26 +46,15 @@ final class StageRing {
         this.groupSize = groupSize;
         this.producerCount = producerCount;
         this.consumerCount = consumerCount;
-        this.soloProducer = producerCount == 1;
-        this.soloConsumer = consumerCount == 1;
         this.settings = settings;
         int stages = settings.stageCount();
-        // One word array for all stage barriers: [pad | produced words | pad | consumed words | pad]. A side with
-        // one thread keeps its words side by side: one writer, and a reader that fetches one word's cache line
-        // gets the next stages' words with it. A side of several threads spaces its words a padding apart, so that
-        // threads arriving at different stages do not contend for one line. The padding keeps the two groups, and
-        // everything else, off each other's lines.
+        // One word array for all stage barriers: [pad | produced groups | consumed groups], each group followed by
+        // a padding (see StageSide), so that the sides, their groups and everything else stay off each other's lines.
         int pad = PhaseBarrier.WORD_PAD;
-        int producedStride = soloProducer ? 1 : pad;
-        int consumedStride = soloConsumer ? 1 : pad;
-        int consumedBase = 2 * pad + (stages - 1) * producedStride + 1;
-        long[] words = new long[consumedBase + (stages - 1) * consumedStride + 1 + pad];
-        this.produced = new PhaseBarrier[stages];
-        this.consumed = new PhaseBarrier[stages];
-        for (int s = 0; s < stages; s++) {
-            produced[s] = new PhaseBarrier(words, pad + s * producedStride, producerCount, null, soloProducer);
-            consumed[s] = new PhaseBarrier(words, consumedBase + s * consumedStride, consumerCount, null, soloConsumer);
-        }
+        long[] words = new long[pad + StageSide.wordsNeeded(stages, producerCount)
+            + StageSide.wordsNeeded(stages, consumerCount)];
+        this.produced = new StageSide(words, pad, stages, producerCount);
+        this.consumed = new StageSide(words, produced.end, stages, consumerCount);
         this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount) : null;
         this.detector = settings.hangPatienceNanos() <= 0 ? null
             : new HangDetector(settings.hangPatienceNanos(), "pipeline deadlock: every thread of the " + this.describe()
@@ -78,14 +65,10 @@ final class StageRing {
     /** Drops undecided quitters that a count partition has just settled, from round 0 of their side. */
     void drop(SideLedger.Drops drops) {
         for (int i = 0; i < drops.producers(); i++) {
-            for (PhaseBarrier p : produced) {
-                p.dropFromRound(0);
-            }
+            produced.dropFromStart(drops.firstProducer() + i);
         }
         for (int i = 0; i < drops.consumers(); i++) {
-            for (PhaseBarrier c : consumed) {
-                c.dropFromRound(0);
-            }
+            consumed.dropFromStart(drops.firstConsumer() + i);
         }
     }
 
@@ -105,12 +88,7 @@ final class StageRing {
 
     /** Changes whenever any barrier of the pipeline changes (the hang detector's progress signature). */
     long signature() {
-        long h = 1;
-        for (int s = 0; s < produced.length; s++) {
-            h = h * 31 + produced[s].snapshot();
-            h = h * 31 + consumed[s].snapshot();
-        }
-        return h;
+        return consumed.signature(produced.signature(1));
     }
 
     String describe() {
@@ -120,13 +98,9 @@ final class StageRing {
 
     String stageStates() {
         StringBuilder b = new StringBuilder();
-        for (int s = 0; s < produced.length; s++) {
-            PhaseBarrier p = produced[s];
-            PhaseBarrier c = consumed[s];
-            b.append(s == 0 ? "" : "\n  ").append("stage ").append(s).append(": produced phase ").append(p.phase())
-                .append(" has ").append(p.arrived()).append('/').append(p.expected()).append(" commits, consumed phase ")
-                .append(c.phase()).append(" has ").append(c.arrived()).append('/').append(c.expected())
-                .append(" releases");
+        for (int s = 0; s < settings.stageCount(); s++) {
+            b.append(s == 0 ? "" : "\n  ").append("stage ").append(s).append(": produced ")
+                .append(produced.describe(s, "commits")).append(", consumed ").append(consumed.describe(s, "releases"));
         }
         if (sides != null) {
             b.append("\n  sides: ").append(sides);

@@ -183,7 +183,7 @@ class PhaseBarrierTest {
         assertTrue(b.isComplete(0));
     }
 
-    /** A stage barrier of a side with one thread, as StageRing makes it. */
+    /** A stage barrier of a group with one thread, as StageSide makes it. */
     private static PhaseBarrier soloStageBarrier() {
         return new PhaseBarrier(new long[2 * PhaseBarrier.WORD_PAD + 1], PhaseBarrier.WORD_PAD, 1, null, true);
     }
@@ -228,5 +228,32 @@ class PhaseBarrierTest {
         assertThrows(AssertionError.class, () -> tied.arriveAlone(0), "a tied copy also writes the word");
         PhaseBarrier other = soloStageBarrier();
         assertThrows(AssertionError.class, () -> other.arriveAlone(1), "the barrier is at phase 0");
+    }
+
+    /**
+     * A copy's landing that completes a phase runs the completion action on a copy worker; when the action throws,
+     * the failure must be the phase's before the phase is published. A waiter spinning on the word reads the
+     * failure as soon as it sees the phase: recorded after the publication (as it once was), it is missed in a
+     * large share of these rounds.
+     */
+    @Test
+    void aCompletionFailureOfALandingIsRecordedBeforeThePhaseCompletes() throws InterruptedException {
+        for (int round = 0; round < 2_000; round++) {
+            PhaseBarrier b = new PhaseBarrier(1, () -> {
+                throw new IllegalStateException("completion failed");
+            });
+            b.tieCopy();
+            b.arrive(1);                            // the party is in; the phase waits for the copy
+            AtomicReference<Throwable> seen = new AtomicReference<>();
+            Thread waiter = Thread.ofPlatform().start(() -> {
+                b.await(0, PhaseBarrier.NO_DEADLINE, false, dev.jpipeline.WaitStrategy.BUSY_SPIN, b, null);
+                seen.set(b.failureOf(0));
+            });
+            b.copyLanded(null);                     // as a copy worker would: completes the phase
+            waiter.join(10_000);
+            assertFalse(waiter.isAlive(), "the waiter saw the phase complete");
+            assertTrue(seen.get() instanceof IllegalStateException,
+                "round " + round + ": the waiter saw the phase complete without its failure: " + seen.get());
+        }
     }
 }

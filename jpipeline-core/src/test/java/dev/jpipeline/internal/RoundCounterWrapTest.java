@@ -57,8 +57,8 @@ class RoundCounterWrapTest {
     private StageRing ring() {
         StageRing ring = new StageRing(StageRing.Kind.BY_ROLE, 2, 1, 1, new PipelineSettings(ThreadScope.BLOCK, 1,
             WaitStrategy.ADAPTIVE, null, null, 0, CopyPolicy.AUTO));
-        atPhase(ring.produced[0], ROUND);    // batches 0 .. ROUND - 1 committed
-        atPhase(ring.consumed[0], ROUND);    // and released
+        atPhase(ring.produced.groups[0][0], ROUND);    // batches 0 .. ROUND - 1 committed
+        atPhase(ring.consumed.groups[0][0], ROUND);    // and released
         return ring;
     }
 
@@ -66,12 +66,12 @@ class RoundCounterWrapTest {
     void theConsumerStillWaitsForUncommittedBatchesAfterRound2To31() throws Exception {
         StageRing ring = ring();
         StageHandle producer = on(producerThread, () -> {
-            StageHandle h = new StageHandle(ring, 0, true);
+            StageHandle h = new StageHandle(ring, 0, true, 0);
             set(h, "headRound", ROUND);
             return h;
         });
         StageHandle consumer = on(consumerThread, () -> {
-            StageHandle h = new StageHandle(ring, 1, false);
+            StageHandle h = new StageHandle(ring, 1, false, 0);
             set(h, "tailRound", ROUND);
             return h;
         });
@@ -94,7 +94,7 @@ class RoundCounterWrapTest {
     void theProducerStillWaitsForUnreleasedStagesAfterRound2To31() throws Exception {
         StageRing ring = ring();
         StageHandle producer = on(producerThread, () -> {
-            StageHandle h = new StageHandle(ring, 0, true);
+            StageHandle h = new StageHandle(ring, 0, true, 0);
             set(h, "headRound", ROUND);
             return h;
         });

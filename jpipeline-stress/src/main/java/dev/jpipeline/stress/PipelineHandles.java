@@ -7,7 +7,8 @@ import dev.jpipeline.ThreadTeam;
 import dev.jpipeline.WaitStrategy;
 
 /**
- * A one-producer, one-consumer block-scope pipeline for two jcstress actors. A handle belongs to the thread that
+ * A block-scope pipeline of two threads for two jcstress actors: partitioned (rank 0 produces, rank 1 consumes)
+ * or unified, whichever the test makes. A handle belongs to the thread that
  * made it and {@code make} is collective, so each actor makes its own handle at the start of its method: the two
  * makes meet in the group's {@code sync()} (a two-thread {@link ThreadTeam}), which also lines the actors up
  * before the race. jcstress builds the state on another thread, and runs both actors of one state concurrently
@@ -34,5 +35,10 @@ final class PipelineHandles {
     /** Rank 1's handle, the consumer: call from the consuming actor. */
     Pipeline makeConsumer() {
         return Pipeline.make(team.member(1), state, 1);
+    }
+
+    /** Rank {@code rank}'s handle on a unified pipeline (both ranks make it unified). */
+    Pipeline makeUnified(int rank) {
+        return Pipeline.make(team.member(rank), state);
     }
 }

@@ -1,0 +1,145 @@
+package dev.jpipeline.internal;
+
+/**
+ * One side of a {@link StageRing}: the barriers that count the producers' commits ({@code produced}) or the
+ * consumers' releases ({@code consumed}), one word per stage for each group of the side's members.
+ *
+ * <pre>
+ * Members are numbered 0 .. M-1 within the side; member m belongs to group m mod G, G = min(M, 8) (1 when M is
+ * 0). Group g's barrier of stage s expects the commits (releases) of its members only, and stage s of round k is
+ * complete when every group's barrier of s has completed phase k: the side's arrivals are split over G words
+ * instead of contending for one. With M &lt;= 8 every group has one member, whose arrival is a release store
+ * (PhaseBarrier.arriveAlone) on a line nobody else writes, and a waiter reads each member's line: a two-thread
+ * unified stage costs two stores and two reads instead of four CASes on shared lines.
+ *
+ * A group whose members have all quit is deserted: its barrier reports ABANDONED (expected 0) from the round of
+ * the last drop, and the side's stages complete without it. Only when every group is deserted is the side
+ * abandoned, which is when a single barrier for the side would have been.
+ *
+ * Layout, in the ring's word array: each group's words of all stages side by side when it has one member (one
+ * writer; a reader that fetches one word's line gets the next stages' words with it), a padding apart when it has
+ * several (they arrive at different stages); a padding between groups, so that members never share a line.
+ * </pre>
+ */
+final class StageSide {
+
+    /** The most groups a side is split into: a wait reads one word per group. */
+    static final int MAX_GROUPS = 8;
+
+    /** The side's barriers: [group][stage]. */
+    final PhaseBarrier[][] groups;
+    /** Per group: whether it has exactly one member (its arrivals may be arriveAlone stores). */
+    private final boolean[] solo;
+    /** The first index after this side's words and the padding that follows them. */
+    final int end;
+
+    /**
+     * @param words   the ring's word array ({@link #wordsNeeded} long from {@code base} on)
+     * @param base    where the side's first word goes (padded before it by the caller)
+     * @param stages  stages of the ring
+     * @param members threads on this side
+     */
+    StageSide(long[] words, int base, int stages, int members) {
+        int count = groupCount(members);
+        this.groups = new PhaseBarrier[count][stages];
+        this.solo = new boolean[count];
+        int at = base;
+        for (int g = 0; g < count; g++) {
+            int expected = members / count + (g < members % count ? 1 : 0);
+            solo[g] = expected == 1;
+            int stride = solo[g] ? 1 : PhaseBarrier.WORD_PAD;
+            for (int s = 0; s < stages; s++) {
+                groups[g][s] = new PhaseBarrier(words, at + s * stride, expected, null, solo[g]);
+            }
+            at += (stages - 1) * stride + 1 + PhaseBarrier.WORD_PAD;
+        }
+        this.end = at;
+    }
+
+    /** Longs a side of {@code members} over {@code stages} stages takes, its trailing padding included. */
+    static int wordsNeeded(int stages, int members) {
+        int n = 0;
+        int count = groupCount(members);
+        for (int g = 0; g < count; g++) {
+            boolean one = members / count + (g < members % count ? 1 : 0) == 1;
+            n += (stages - 1) * (one ? 1 : PhaseBarrier.WORD_PAD) + 1 + PhaseBarrier.WORD_PAD;
+        }
+        return n;
+    }
+
+    private static int groupCount(int members) {
+        return Math.max(1, Math.min(members, MAX_GROUPS));
+    }
+
+    /** The barriers member {@code member} arrives at, one per stage. */
+    PhaseBarrier[] of(int member) {
+        return groups[member % groups.length];
+    }
+
+    /** Whether member {@code member} is its group's only member (its arrivals may be arriveAlone stores). */
+    boolean alone(int member) {
+        return solo[member % groups.length];
+    }
+
+    /** Whether stage {@code stage} has completed phase {@code round} in every group (one read per group). */
+    boolean isComplete(int stage, int round) {
+        for (PhaseBarrier[] group : groups) {
+            if (!group[stage].isComplete(round)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The failure recorded in any group for phase {@code round} of stage {@code stage}, or null. */
+    Throwable failureOf(int stage, int round) {
+        for (PhaseBarrier[] group : groups) {
+            Throwable failure = group[stage].failureOf(round);
+            if (failure != null) {
+                return failure;
+            }
+        }
+        return null;
+    }
+
+    /** Member {@code member} never arrives anywhere (an undecided quitter of a count partition). */
+    void dropFromStart(int member) {
+        for (PhaseBarrier b : of(member)) {
+            b.dropFromRound(0);
+        }
+    }
+
+    /** Whether {@code barrier} is one of this side's. */
+    boolean owns(PhaseBarrier barrier) {
+        for (PhaseBarrier[] group : groups) {
+            for (PhaseBarrier b : group) {
+                if (b == barrier) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** Folds every word of the side into {@code h} (the hang detector's progress signature). */
+    long signature(long h) {
+        for (PhaseBarrier[] group : groups) {
+            for (PhaseBarrier b : group) {
+                h = h * 31 + b.snapshot();
+            }
+        }
+        return h;
+    }
+
+    /** "phase 3 has 1/2 {@code what}", with one such entry per group when the side is split. */
+    String describe(int stage, String what) {
+        StringBuilder b = new StringBuilder();
+        for (int g = 0; g < groups.length; g++) {
+            PhaseBarrier p = groups[g][stage];
+            b.append(g == 0 ? "" : ", ").append(groups.length == 1 ? "" : "group " + g + " ").append("phase ")
+                .append(p.phase()).append(" has ").append(p.arrived()).append('/').append(p.expected()).append(' ')
+                .append(what);
+        }
+        return b.toString();
+    }
+}
