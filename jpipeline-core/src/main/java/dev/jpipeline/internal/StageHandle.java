@@ -627,11 +627,13 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /** What the owner waits for, without who it is (the hang detector names the participant itself). */
     private String waitDescription() {
-        PhaseBarrier on = waitingOn;
-        return (consumed.owns(on)
+        boolean acquiring = consumed.owns(waitingOn);
+        return (acquiring
             ? "waits in producer_acquire for stage " + head + " (batch " + committed() + "): consumed barrier at "
-            : "waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at ")
-            + on + " (" + ring.producerCount + " producers, " + ring.consumerCount + " consumers)";
+                + consumed.describeRound(head, (int) (headRound - 1))
+            : "waits in consumer_wait for stage " + tail + " (batch " + released() + "): produced barrier at "
+                + produced.describeRound(tail, (int) tailRound))
+            + " (" + ring.producerCount + " producers, " + ring.consumerCount + " consumers)";
     }
 
     @Override

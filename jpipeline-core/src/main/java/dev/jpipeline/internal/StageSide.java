@@ -131,6 +131,22 @@ final class StageSide {
         return h;
     }
 
+    /**
+     * "phase 3, arrived 1/2": the side's arrivals for phase {@code round} of stage {@code stage} over all groups (a
+     * group that has completed the phase counts all its members), for a report of what a waiter waits for.
+     */
+    String describeRound(int stage, int round) {
+        int arrived = 0;
+        int expected = 0;
+        for (PhaseBarrier[] group : groups) {
+            PhaseBarrier b = group[stage];
+            int parties = b.expected();
+            expected += parties;
+            arrived += b.isComplete(round) ? parties : b.arrived();
+        }
+        return "phase " + (round & PhaseBarrier.PHASE_MASK) + ", arrived " + arrived + "/" + expected;
+    }
+
     /** "phase 3 has 1/2 {@code what}", with one such entry per group when the side is split. */
     String describe(int stage, String what) {
         StringBuilder b = new StringBuilder();
