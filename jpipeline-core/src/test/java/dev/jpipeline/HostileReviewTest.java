@@ -12,7 +12,6 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
-import java.lang.reflect.Field;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -315,7 +314,7 @@ class HostileReviewTest {
                         try {
                             together.await();
                             Pipeline pipe = Pipeline.make(g, state);
-                            rings[who] = field(pipe.handle(), "ring");
+                            rings[who] = EngineFields.get(pipe.handle(), "ring");
                         } catch (Throwable t) {
                             errors[who] = t;
                         }
@@ -561,24 +560,10 @@ class HostileReviewTest {
     // -------------------------------------------------------------------------------------------------------------
     // Helpers (same module: the engine's fields are read reflectively, nothing is changed)
 
-    private static Object field(Object target, String name) throws ReflectiveOperationException {
-        for (Class<?> c = target.getClass(); c != null; c = c.getSuperclass()) {
-            try {
-                Field f = c.getDeclaredField(name);
-                f.setAccessible(true);
-                return f.get(target);
-            } catch (NoSuchFieldException next) {
-                // look in the superclass
-            }
-        }
-        throw new NoSuchFieldException(name);
-    }
-
     /** The produced barrier of stage {@code s} behind a block-scope pipeline handle. */
     private static Object producedBarrier(Pipeline pipe, int s) {
         try {
-            Object[][] groups = (Object[][]) field(field(pipe.handle(), "produced"), "groups");
-            return groups[0][s];
+            return EngineFields.groups(pipe, "produced")[0][s];
         } catch (ReflectiveOperationException e) {
             throw new AssertionError(e);
         }
@@ -588,7 +573,7 @@ class HostileReviewTest {
     private static int stackDepth(Object phaseBarrier) {
         try {
             int n = 0;
-            for (Object w = field(phaseBarrier, "waiters"); w != null; w = field(w, "next")) {
+            for (Object w = EngineFields.get(phaseBarrier, "waiters"); w != null; w = EngineFields.get(w, "next")) {
                 n++;
             }
             return n;

@@ -180,16 +180,6 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return phaseOf(lvState()) != (round & PHASE_MASK);
     }
 
-    /**
-     * Whether no party is left and phase {@code round} did not complete (it never will): the barrier's parties
-     * all dropped at or before that phase. A barrier whose last party dropped after completing {@code round} has
-     * delivered it, and is not deserted at it.
-     */
-    public boolean desertedAt(int round) {
-        long s = lvState();
-        return expectedOf(s) == 0 && ((phaseOf(s) - round) & PHASE_MASK) != 1;
-    }
-
     // ---------------------------------------------------------------------------------------------------------
     // Arrivals
 
@@ -368,10 +358,12 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         PENDING_COPIES.getAndAdd(this, -1);     // before the arrival: a racing party check errs lenient
         try {
             arriveAndDrop(false, true);
-        } catch (RuntimeException | Error recorded) {
-            // The landing completed the phase and ran the completion action on a copy worker, where nobody would
-            // see its exception: it was recorded as the phase's failure before the phase completed, so that the
-            // phase's waiters get it.
+        } catch (RuntimeException | Error e) {
+            // Nobody on a copy worker would see it: the phase's waiters get it. A completion action's exception was
+            // recorded before the phase completed; anything else is recorded now.
+            if (failureOf(phase) != e) {
+                recordFailure(phase, e);
+            }
         }
     }
 

@@ -76,6 +76,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** This thread's group's barriers on the side(s) it takes (one per stage): set with the side, else null. */
     private PhaseBarrier[] myProduced;
     private PhaseBarrier[] myConsumed;
+    /** This thread's number on its side(s) (StageSide): set with the side. */
+    private int member;
     /** Whether this thread is alone in its group on that side: its arrivals there are arriveAlone stores. */
     private boolean commitAlone;
     private boolean releaseAlone;
@@ -185,7 +187,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (headRound > 0 && committed() - stages >= releasedKnown) {
-            WaitStatus status = awaitSide(consumed, head, (int) (headRound - 1), Deadlines.NO_DEADLINE, interruptible);
+            WaitStatus status = awaitSide(consumed, head, headRound - 1, Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
                     + "release stage " + head + " (batch " + (committed() - stages) + "); " + who()
@@ -297,7 +299,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         long start = trace == null ? 0 : trace.now();
         if (released() >= readyKnown) {
-            WaitStatus status = awaitSide(produced, tail, (int) tailRound, deadline, interruptible);
+            WaitStatus status = awaitSide(produced, tail, tailRound, deadline, interruptible);
             if (status == WaitStatus.ABANDONED) {
                 throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                     + tail + " (batch " + released() + "); " + who() + ring.departures());
@@ -366,52 +368,50 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     /**
-     * Waits until stage {@code stage} of {@code side} has completed phase {@code round}: every group's barrier has,
+     * Waits until stage {@code stage} of {@code side} has completed round {@code round}: every group's barrier has,
      * or its members all quit before delivering it. The fast path reads one word per group. Sound because this
-     * thread has seen phase {@code round - 1} of the stage delivered by some group (batches complete in order), and
-     * no barrier runs more than one phase ahead of it, so a group whose phase is not {@code round} either delivered
-     * it or was deserted earlier, and not every group can have been deserted earlier.
+     * thread has seen round {@code round - 1} of the stage delivered by some group (batches complete in order), and
+     * a live group's barrier is never more than one phase ahead of it, so a group whose phase is not
+     * {@code round} (mod 2^23) either delivered it or is deserted, and the group that delivered the round before
+     * is at phase {@code round} unless it delivered this one too. Whether a deserted group delivered a round is
+     * decided by the round its members left from (StageSide.deserted), never by its frozen phase, which a long run
+     * wraps around.
+     *
+     * <p>The hang detector's polling clock runs across the whole side's wait: only the side's completion ends it.
      *
      * @return COMPLETE; ABANDONED when every group is deserted at {@code round}; TIMED_OUT or INTERRUPTED
      */
-    private WaitStatus awaitSide(StageSide side, int stage, int round, long deadline, boolean interruptible) {
-        if (side.isComplete(stage, round)) {
-            if (pollingSince != 0) {
-                endPolling();
-            }
-            return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
-        }
-        PhaseBarrier[][] groups = side.groups;
-        int deserted = 0;
-        for (PhaseBarrier[] group : groups) {
-            WaitStatus status = await(group[stage], round, deadline, interruptible);
-            if (status == WaitStatus.ABANDONED || group[stage].desertedAt(round)) {
-                deserted++;
-            } else if (status != WaitStatus.COMPLETE) {
-                return status;
-            }
-        }
-        return deserted == groups.length ? WaitStatus.ABANDONED : WaitStatus.COMPLETE;
-    }
-
-    /** Waits for one barrier's phase in the one wait routine, watched by the hang detector when it is on. */
-    private WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
-        if (barrier.isComplete(round)) {
-            if (pollingSince != 0) {
-                endPolling();
-            }
-            return WaitStatus.COMPLETE;         // the fast path: no bookkeeping
-        }
-        waitingOn = barrier;
-        waitingRound = round;
-        WaitStatus status = barrier.await(round, deadline, interruptible, strategy, this,
-            ring.detector == null ? null : this);
+    private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
+        WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
+            : awaitGroups(side, stage, round, deadline, interruptible);
         if (status == WaitStatus.TIMED_OUT && ring.detector != null) {
             pollTimedOut();
         } else if (pollingSince != 0) {
             endPolling();
         }
         return status;
+    }
+
+    /** awaitSide's slow path: each group in turn, in the one wait routine, watched by the hang detector if on. */
+    private WaitStatus awaitGroups(StageSide side, int stage, long round, long deadline, boolean interruptible) {
+        PhaseBarrier[][] groups = side.groups;
+        int deserted = 0;
+        for (int g = 0; g < groups.length; g++) {
+            PhaseBarrier barrier = groups[g][stage];
+            WaitStatus status = WaitStatus.COMPLETE;
+            if (!barrier.isComplete((int) round)) {
+                waitingOn = barrier;
+                waitingRound = (int) round;
+                status = barrier.await((int) round, deadline, interruptible, strategy, this,
+                    ring.detector == null ? null : this);
+            }
+            if (status == WaitStatus.ABANDONED || side.deserted(g, stage, round)) {
+                deserted++;
+            } else if (status != WaitStatus.COMPLETE) {
+                return status;
+            }
+        }
+        return deserted == groups.length ? WaitStatus.ABANDONED : WaitStatus.COMPLETE;
     }
 
     /**
@@ -471,10 +471,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         for (int s = 0; s < stages && leaving != null; s++) {
             if (leaving.produces()) {
-                myProduced[s].dropFromRound((int) (s < head ? headRound + 1 : headRound));
+                produced.drop(member, s, s < head ? headRound + 1 : headRound);
             }
             if (leaving.consumes()) {
-                myConsumed[s].dropFromRound((int) (s < tail ? tailRound + 1 : tailRound));
+                consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
             }
         }
         return last;
@@ -527,6 +527,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /** Takes member number {@code member}'s barriers on the side(s) of {@link #side}. */
     private void join(int member) {
+        this.member = member;
         if (side.produces()) {
             myProduced = produced.of(member);
             commitAlone = produced.alone(member);

@@ -1,5 +1,7 @@
 package dev.jpipeline.internal;
 
+import java.util.concurrent.atomic.AtomicLongArray;
+
 /**
  * One side of a {@link StageRing}: the barriers that count the producers' commits ({@code produced}) or the
  * consumers' releases ({@code consumed}), one word per stage for each group of the side's members.
@@ -12,9 +14,12 @@ package dev.jpipeline.internal;
  * (PhaseBarrier.arriveAlone) on a line nobody else writes, and a waiter reads each member's line: a two-thread
  * unified stage costs two stores and two reads instead of four CASes on shared lines.
  *
- * A group whose members have all quit is deserted: its barrier reports ABANDONED (expected 0) from the round of
- * the last drop, and the side's stages complete without it. Only when every group is deserted is the side
- * abandoned, which is when a single barrier for the side would have been.
+ * A group whose members have all quit is deserted: its barrier expects nobody (and reports ABANDONED at its frozen
+ * phase), and the side's stages complete without it from the round it was deserted at: the latest round any of
+ * its members left from (each member records its round before its drop, so a waiter that sees the barrier expect
+ * nobody sees every member's round). Phases are counted modulo 2^23 and a deserted group's phase stays where it
+ * was while the others run on, so whether it delivered a round is decided by that round, never by the phase. Only
+ * when every group is deserted is the side abandoned, which is when a single barrier for the side would have been.
  *
  * Layout, in the ring's word array: each group's words of all stages side by side when it has one member (one
  * writer; a reader that fetches one word's line gets the next stages' words with it), a padding apart when it has
@@ -30,6 +35,11 @@ final class StageSide {
     final PhaseBarrier[][] groups;
     /** Per group: whether it has exactly one member (its arrivals may be arriveAlone stores). */
     private final boolean[] solo;
+    /**
+     * Per group and stage ([group * stages + stage]): the latest round a member of the group has left from
+     * (recorded before its drop, -1 while none has), so the round the group is deserted from once nobody is left.
+     */
+    private final AtomicLongArray leftFrom;
     /** The first index after this side's words and the padding that follows them. */
     final int end;
 
@@ -43,6 +53,10 @@ final class StageSide {
         int count = groupCount(members);
         this.groups = new PhaseBarrier[count][stages];
         this.solo = new boolean[count];
+        this.leftFrom = new AtomicLongArray(count * stages);
+        for (int i = 0; i < count * stages; i++) {
+            leftFrom.set(i, -1);
+        }
         int at = base;
         for (int g = 0; g < count; g++) {
             int expected = members / count + (g < members % count ? 1 : 0);
@@ -102,11 +116,33 @@ final class StageSide {
         return null;
     }
 
+    /**
+     * Member {@code member} leaves stage {@code stage} from {@code round} on: its next arrival there would have
+     * been for that round. The round is recorded before the drop (see the class comment).
+     */
+    void drop(int member, int stage, long round) {
+        int g = member % groups.length;
+        leftFrom.accumulateAndGet(g * stages() + stage, round, Math::max);
+        groups[g][stage].dropFromRound((int) round);
+    }
+
     /** Member {@code member} never arrives anywhere (an undecided quitter of a count partition). */
     void dropFromStart(int member) {
-        for (PhaseBarrier b : of(member)) {
-            b.dropFromRound(0);
+        for (int s = 0; s < stages(); s++) {
+            drop(member, s, 0);
         }
+    }
+
+    /**
+     * Whether group {@code group} is deserted at round {@code round} of stage {@code stage}: nobody is left in it,
+     * and its members left from that round or an earlier one (so it never delivers the round).
+     */
+    boolean deserted(int group, int stage, long round) {
+        return groups[group][stage].expected() == 0 && round >= leftFrom.get(group * stages() + stage);
+    }
+
+    private int stages() {
+        return groups[0].length;
     }
 
     /** Whether {@code barrier} is one of this side's. */

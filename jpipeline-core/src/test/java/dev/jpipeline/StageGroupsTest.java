@@ -1,0 +1,135 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Sides of several threads split into groups, each with its own barrier per stage (StageSide): a wait looks at every
+ * group, skipping the deserted ones. What that must not change: a dead producer is still noticed by a polling
+ * consumer, and a group deserted long ago never passes for one that delivered. Every wait is bounded.
+ */
+class StageGroupsTest {
+
+    private static final Duration BOUND = Duration.ofSeconds(30);
+
+    /**
+     * A consumer that polls with short timeouts notices a producer whose thread ended without quit, also when
+     * another producer's group has delivered: rank 0 commits batch 0 and quits, rank 1's thread ends. The poll clock
+     * runs across the polls of the whole side (one group found complete must not restart it), so within the
+     * patience the dead rank is abandoned and the batch, which the live producer committed, is delivered.
+     */
+    @Test
+    void aPollingConsumerNoticesADeadProducerWhenAnotherProducerGroupHasDelivered() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
+                .detectDeadlocks(Duration.ofMillis(200)).build();
+            ThreadTeam team = ThreadTeam.ofPlatform(3);
+            Thread live = Thread.ofPlatform().name("live-producer").start(() -> {
+                Pipeline pipe = Pipeline.make(team.member(0), state, PipelineRole.PRODUCER);
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                pipe.quit();
+            });
+            Thread dying = Thread.ofPlatform().name("dying-producer").start(() -> {
+                Pipeline.make(team.member(1), state, PipelineRole.PRODUCER);
+                // ends without quit()
+            });
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            Thread consumer = Thread.ofPlatform().start(() -> {
+                Pipeline pipe = Pipeline.make(team.member(2), state, PipelineRole.CONSUMER);
+                try {
+                    live.join();
+                    dying.join();
+                } catch (InterruptedException e) {
+                    throw new AssertionError(e);
+                }
+                long start = System.nanoTime();
+                try {
+                    while (Teams.millisSince(start) < 5_000) {
+                        if (pipe.consumerWaitFor(Duration.ofMillis(20))) {
+                            outcome.set("batch 0 delivered after " + Teams.millisSince(start) + " ms");
+                            return;
+                        }
+                    }
+                    outcome.set(new AssertionError("still polling after 5 s: the dead producer was never noticed "
+                        + "(patience 200 ms)"));
+                } catch (IllegalStateException e) {
+                    outcome.set("told: " + e.getMessage());
+                }
+            });
+            consumer.join();
+            if (outcome.get() instanceof AssertionError e) {
+                throw e;
+            }
+            assertTrue(String.valueOf(outcome.get()).startsWith("batch 0 delivered"),
+                "rank 0 committed batch 0 and rank 1 was abandoned: " + outcome.get());
+        });
+    }
+
+    /**
+     * Producer rank 0 quits before committing anything: its group's barrier stays at phase 0, expecting nobody,
+     * forever. Producer rank 1 and the consumer run on (fast-forwarded here to 2^23 - 1 rounds of the one stage,
+     * where phase 0 modulo 2^23 is the phase after the consumer's round), then rank 1 quits. No producer is left
+     * and the batch was never committed: the consumer must be told so, not handed the stage because the deserted
+     * group's frozen phase looks like the round's completion. The control is a round without that coincidence.
+     */
+    @Test
+    void aBatchNobodyCommittedIsNotDeliveredAfterADesertedGroupWraps() {
+        assertEquals("told", phantomOutcome((1 << 22) * 2 - 2).split(":")[0], "control: no wrap coincidence");
+        String outcome = phantomOutcome((1 << 23) - 1);
+        assertEquals("told", outcome.split(":")[0], outcome);
+    }
+
+    private static String phantomOutcome(int rounds) {
+        return assertTimeoutPreemptively(BOUND, () -> {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
+                .detectDeadlocks(Duration.ZERO).build();
+            Pipeline[] pipes = new Pipeline[3];
+            AtomicReference<String> outcome = new AtomicReference<>();
+            ThreadTeam.ofPlatform(3).run(BOUND, g -> {
+                int rank = g.threadRank();
+                Pipeline pipe = Pipeline.make(g, state, rank < 2 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                pipes[rank] = pipe;
+                if (rank == 0) {
+                    pipe.quit();                    // deserts producer group 0 at phase 0
+                }
+                g.sync();
+                if (rank == 2) {                    // fast-forward: `rounds` batches produced by rank 1, consumed
+                    try {
+                        Object[][] produced = EngineFields.groups(pipes[2], "produced");
+                        Object[][] consumed = EngineFields.groups(pipes[2], "consumed");
+                        if (EngineFields.word(produced[0][0]) != 0) {
+                            throw new AssertionError("group 0 should be at phase 0, expected 0");
+                        }
+                        EngineFields.setWord(produced[1][0], ((long) rounds << 41) | (1L << 20));
+                        EngineFields.setWord(consumed[0][0], ((long) rounds << 41) | (1L << 20));
+                        EngineFields.set(pipes[1].handle(), "headRound", (long) rounds);
+                        EngineFields.set(pipes[2].handle(), "tailRound", (long) rounds);
+                    } catch (ReflectiveOperationException e) {
+                        throw new AssertionError(e);
+                    }
+                }
+                g.sync();
+                if (rank == 1) {
+                    pipe.quit();                    // no producer is left
+                }
+                g.sync();
+                if (rank == 2) {
+                    try {
+                        pipe.consumerWait();
+                        outcome.set("returned: consumer_wait returned batch " + rounds + ", which nobody committed");
+                    } catch (IllegalStateException e) {
+                        outcome.set("told: " + e.getMessage());
+                    }
+                    pipe.quit();
+                }
+            });
+            return outcome.get();
+        });
+    }
+}
