@@ -18,7 +18,7 @@ if [ -z "${JAVA:-}" ]; then
 fi
 [ -f "$jar" ] || { echo "bench.sh: $jar is missing; build it with ./mvnw -DskipTests package" >&2; exit 1; }
 mkdir -p "$out"
-for bench in HandoffBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
+for bench in HandoffBenchmark RendezvousFloorBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
     PairScalingBenchmark KernelBenchmark TracingBenchmark CopyHandoffBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
