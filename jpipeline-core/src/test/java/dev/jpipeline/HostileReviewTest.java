@@ -150,18 +150,7 @@ class HostileReviewTest {
                 } catch (InterruptedException e) {
                     throw new AssertionError(e);
                 }
-                long start = System.nanoTime();
-                try {
-                    while (Teams.millisSince(start) < 5_000) {
-                        if (pipe.consumerWaitFor(Duration.ofMillis(20))) {
-                            outcome.set("a batch nobody committed arrived");
-                            return;
-                        }
-                    }
-                    outcome.set("still polling after 5 s: the dead producer was never noticed (patience 200 ms)");
-                } catch (IllegalStateException e) {
-                    outcome.set(e);
-                }
+                outcome.set(Teams.pollWaits(pipe, 5_000));     // the patience is 200 ms
             });
             consumer.join();
             assertInstanceOf(IllegalStateException.class, outcome.get(), String.valueOf(outcome.get()));

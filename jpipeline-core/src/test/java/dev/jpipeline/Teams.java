@@ -157,6 +157,26 @@ public final class Teams {
     }
 
     /**
+     * A server-style consumer loop: {@code consumerWaitFor(20 ms)} again and again, for at most {@code limitMillis}.
+     *
+     * @return "delivered after N ms" when a wait returned true, "still polling after N ms" at the limit, or the
+     *         IllegalStateException a wait threw
+     */
+    static Object pollWaits(Pipeline pipe, long limitMillis) {
+        long start = System.nanoTime();
+        try {
+            while (millisSince(start) < limitMillis) {
+                if (pipe.consumerWaitFor(Duration.ofMillis(20))) {
+                    return "delivered after " + millisSince(start) + " ms";
+                }
+            }
+            return "still polling after " + limitMillis + " ms";
+        } catch (IllegalStateException e) {
+            return e;
+        }
+    }
+
+    /**
      * Outstanding (committed, unreleased) batches of a thread-scope pipeline, read from its diagnostic
      * {@code toString()} ("Pipeline[THREAD, committed H, released T]").
      */
