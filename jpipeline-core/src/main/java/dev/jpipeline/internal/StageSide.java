@@ -36,8 +36,9 @@ final class StageSide {
     /** Per group: whether it has exactly one member (its arrivals may be arriveAlone stores). */
     private final boolean[] solo;
     /**
-     * Per group and stage ([group * stages + stage]): the latest round a member of the group has left from
-     * (recorded before its drop, -1 while none has), so the round the group is deserted from once nobody is left.
+     * Per group and stage ([group * stages + stage]): the latest round a member of the group has left from,
+     * recorded before its drop, so the round the group is deserted from once nobody is left (0 while none has left:
+     * a group that never had a member is deserted from round 0).
      */
     private final AtomicLongArray leftFrom;
     /** The first index after this side's words and the padding that follows them. */
@@ -54,12 +55,9 @@ final class StageSide {
         this.groups = new PhaseBarrier[count][stages];
         this.solo = new boolean[count];
         this.leftFrom = new AtomicLongArray(count * stages);
-        for (int i = 0; i < count * stages; i++) {
-            leftFrom.set(i, -1);
-        }
         int at = base;
         for (int g = 0; g < count; g++) {
-            int expected = members / count + (g < members % count ? 1 : 0);
+            int expected = sizeOf(g, members, count);
             solo[g] = expected == 1;
             int stride = solo[g] ? 1 : PhaseBarrier.WORD_PAD;
             for (int s = 0; s < stages; s++) {
@@ -75,10 +73,15 @@ final class StageSide {
         int n = 0;
         int count = groupCount(members);
         for (int g = 0; g < count; g++) {
-            boolean one = members / count + (g < members % count ? 1 : 0) == 1;
+            boolean one = sizeOf(g, members, count) == 1;
             n += (stages - 1) * (one ? 1 : PhaseBarrier.WORD_PAD) + 1 + PhaseBarrier.WORD_PAD;
         }
         return n;
+    }
+
+    /** Members of group {@code g}: those numbered g, g + count, g + 2 count, ... below {@code members}. */
+    private static int sizeOf(int g, int members, int count) {
+        return members / count + (g < members % count ? 1 : 0);
     }
 
     private static int groupCount(int members) {
