@@ -65,55 +65,24 @@ public class HandoffBenchmark {
         @Param({"ADAPTIVE", "BUSY_SPIN"})
         String strategy;
 
-        final CheckedItems items = new CheckedItems();
-        long[] slots;
-        Pipeline producer;
-        Thread consumer;
-        long sent;
+        PartitionedLane lane;
 
         @Setup(Level.Trial)
         public void start() {
-            slots = new long[depth];
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, depth)
-                .waitStrategy(named(strategy)).build();
-            ThreadTeam team = ThreadTeam.ofPlatform(2);
-            consumer = Thread.ofPlatform().daemon().name("handoff-consumer").start(() -> {
-                try (Pipeline pipe = Pipeline.make(team.member(1), state, 1)) {
-                    for (int stage = 0; ; stage = stage + 1 == depth ? 0 : stage + 1) {
-                        pipe.consumerWait();
-                        items.accept(slots[stage]);
-                        pipe.consumerRelease();
-                    }
-                } catch (IllegalStateException noProducerLeft) {
-                    // the producer quit at the end of the trial
-                } catch (Throwable t) {
-                    items.fail(t);
-                }
-            });
-            producer = Pipeline.make(team.member(0), state, 1);
+            lane = new PartitionedLane(depth, named(strategy), "handoff-consumer");
+            lane.open();
         }
 
         @TearDown(Level.Trial)
         public void stop() throws InterruptedException {
-            producer.quit();
-            join(consumer);
+            lane.close();
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void partitioned(Partitioned p) {
-        Pipeline pipe = p.producer;
-        long[] slots = p.slots;
-        int depth = p.depth;
-        long sent = p.sent;
-        for (int i = 0, stage = (int) (sent % depth); i < ITEMS; i++, stage = stage + 1 == depth ? 0 : stage + 1) {
-            pipe.producerAcquire();
-            slots[stage] = (sent + i) & CheckedItems.MASK;
-            pipe.producerCommit();
-        }
-        p.sent = sent + ITEMS;
-        p.items.awaitAll(p.sent);
+        p.lane.items.awaitAll(p.lane.sendInvocation());
     }
 
     /** A jpipeline unified pipeline of {@code threads} threads, 4 stages; this thread is rank 0. */
@@ -171,7 +140,7 @@ public class HandoffBenchmark {
             stop = true;                      // helpers leave at their next stage, which rank 0's quit lets complete
             pipe.quit();
             for (Thread helper : helpers) {
-                join(helper);
+                HandoffLane.join(helper);
             }
         }
     }
@@ -195,119 +164,49 @@ public class HandoffBenchmark {
         u.items.awaitAll(u.sent - 1);      // rank 1 has committed the last stage, so it checked the one before
     }
 
-    /** JCTools {@link SpscArrayQueue}, both ends spinning. */
+    /** JCTools {@link SpscArrayQueue}, both ends spinning ({@link SpscLane}). */
     @State(Scope.Thread)
     public static class Spsc {
-        /** The same 2^16 boxes every invocation: a queue of messages the application already holds. */
-        static final Long[] BOXES = new Long[ITEMS];
-
-        static {
-            for (int i = 0; i < ITEMS; i++) {
-                BOXES[i] = (long) i;
-            }
-        }
-
         @Param({"4"})
         int spscCapacity;
 
-        final CheckedItems items = new CheckedItems();
-        SpscArrayQueue<Long> queue;
-        Thread consumer;
-        volatile boolean stop;
-        long sent;
+        SpscLane lane;
 
-        /** The item a polled element stands for: the element itself. */
-        long item(Long element) {
-            return element;
+        /** The lane this state measures. */
+        SpscLane newLane() {
+            return new SpscLane(spscCapacity, "spsc-consumer");
         }
 
         @Setup(Level.Trial)
         public void start() {
-            queue = new SpscArrayQueue<>(spscCapacity);
-            consumer = Thread.ofPlatform().daemon().name("spsc-consumer").start(() -> {
-                try {
-                    for (;;) {
-                        Long element = queue.relaxedPoll();
-                        if (element != null) {
-                            items.accept(item(element));
-                        } else if (stop) {
-                            return;
-                        } else {
-                            Thread.onSpinWait();
-                        }
-                    }
-                } catch (Throwable t) {
-                    items.fail(t);
-                }
-            });
+            lane = newLane();
         }
 
         @TearDown(Level.Trial)
         public void stop() throws InterruptedException {
-            stop = true;
-            join(consumer);
-        }
-
-        /** Offers {@code element}, spinning while the queue is full (and failing if the consumer has died). */
-        final void offer(Long element) {
-            for (int spins = 1; !queue.relaxedOffer(element); spins++) {
-                if ((spins & 0xFFFF) == 0) {
-                    items.checkConsumer();
-                }
-                Thread.onSpinWait();
-            }
+            lane.close();
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void jctoolsSpsc(Spsc s) {
-        Long[] boxes = Spsc.BOXES;
-        for (int i = 0; i < ITEMS; i++) {
-            s.offer(boxes[i]);
-        }
-        s.sent += ITEMS;
-        s.items.awaitAll(s.sent);
+        s.lane.items.awaitAll(s.lane.sendInvocation());
     }
 
-    /**
-     * JCTools {@link SpscArrayQueue}, both ends spinning, shaped like a pipeline stage: the queue carries a slot
-     * number and the item travels in a separate {@code long[]} of twice the queue's capacity, so that the consumer
-     * reads two cache lines one after the other (the queue's slot, then the data), as a pipeline consumer reads its
-     * stage barrier and then its stage. Not a way anyone uses JCTools: an anatomy of the gap between
-     * {@code jctoolsSpsc} and {@code partitioned}.
-     */
+    /** JCTools shaped like a pipeline stage ({@link SeparateDataSpscLane}): an anatomy, not a peer. */
     @State(Scope.Thread)
     public static class SpscSeparateData extends Spsc {
-        /**
-         * Slot i of 2C (C the queue's capacity) is written again only after the offer of item i - 1 succeeded, so
-         * after item i - 1 - C was polled and item i - 2C was checked.
-         */
-        long[] data;
-
         @Override
-        long item(Long slot) {
-            return data[(int) (long) slot];
-        }
-
-        @Setup(Level.Trial)
-        public void allocateData() {
-            data = new long[2 * Integer.highestOneBit(2 * spscCapacity - 1)];   // the queue rounds up to 2^k
+        SpscLane newLane() {
+            return new SeparateDataSpscLane(spscCapacity, "spsc-consumer");
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void jctoolsSpscSeparateData(SpscSeparateData s) {
-        long[] data = s.data;
-        int mask = data.length - 1;
-        Long[] boxes = Spsc.BOXES;
-        for (int i = 0; i < ITEMS; i++) {
-            data[i & mask] = i;
-            s.offer(boxes[i & mask]);
-        }
-        s.sent += ITEMS;
-        s.items.awaitAll(s.sent);
+        s.lane.items.awaitAll(s.lane.sendInvocation());
     }
 
     /** An LMAX Disruptor ring with one busy-spinning event handler. */
@@ -352,13 +251,6 @@ public class HandoffBenchmark {
         }
         d.sent = sent + ITEMS;
         d.items.awaitAll(d.sent);
-    }
-
-    static void join(Thread t) throws InterruptedException {
-        t.join(10_000);
-        if (t.isAlive()) {
-            throw new IllegalStateException(t.getName() + " did not stop within 10 s");
-        }
     }
 
     /** The built-in wait strategy of that name (JMH parameters are strings). */

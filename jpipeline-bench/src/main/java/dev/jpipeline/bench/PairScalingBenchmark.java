@@ -1,139 +1,136 @@
 package dev.jpipeline.bench;
 
-import dev.jpipeline.Pipeline;
-import dev.jpipeline.PipelineSharedState;
-import dev.jpipeline.ThreadScope;
-import dev.jpipeline.ThreadTeam;
+import dev.jpipeline.WaitStrategy;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
-import org.jctools.queues.SpscArrayQueue;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Measurement;
 import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OperationsPerInvocation;
 import org.openjdk.jmh.annotations.OutputTimeUnit;
 import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * Scaling: {@code pairs} independent producer/consumer pairs run at once, each handing 8-byte items through its
- * own depth-4 ring (a jpipeline partitioned pipeline, or a JCTools SpscArrayQueue(4) with spinning on both
- * sides). Each invocation starts the 2 x pairs threads, streams {@code ITEMS} items per pair and joins them;
- * the score is total items per second (higher is better). Meant for machines with at least 2 x pairs cores.
+ * Scaling: {@code pairs} independent producer/consumer lanes run at once, each handing 2^16 items per invocation
+ * through its own depth-4 ring: a jpipeline partitioned pipeline ({@link PartitionedLane}, ADAPTIVE) or a JCTools
+ * {@code SpscArrayQueue(4)} with pre-boxed items, spinning on both sides ({@link SpscLane}), the same lanes as
+ * {@link HandoffBenchmark}'s.
+ *
+ * <p>Every thread lives for the whole trial, so an invocation measures the hand-offs and nothing else: the
+ * benchmark thread is lane 0's producer, a feeder thread per further lane produces when the benchmark thread
+ * bumps {@code round}, and the invocation ends when every lane's consumer has checked its last item. That makes
+ * 2 x pairs busy threads, so the benchmark is meant for machines with at least that many cores. The score is
+ * items per second <em>per lane</em>: linear scaling keeps it flat as lanes are added, and the total is the score
+ * times {@code pairs}.
  */
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-@Warmup(iterations = 2, time = 2)
-@Measurement(iterations = 3, time = 2)
-@Fork(value = 5, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
-@State(Scope.Benchmark)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 4, time = 1)
+@Fork(value = 3, jvmArgsAppend = "--sun-misc-unsafe-memory-access=allow")
 public class PairScalingBenchmark {
 
-    static final int ITEMS = 1 << 18;
     static final int DEPTH = 4;
 
-    @Param({"1", "2", "4", "8"})
-    int pairs;
+    /** Lanes run together; subclasses pick the kind of lane. */
+    @State(Scope.Thread)
+    public abstract static class Lanes {
+        @Param({"1", "2", "4", "8"})
+        int pairs;
 
-    /** Runs {@code pairs} copies of {@code pair} on their own threads and waits for all of them. */
-    private long runPairs(Runnable pair) {
-        Thread[] threads = new Thread[pairs];
-        AtomicReference<Throwable> failure = new AtomicReference<>();
-        for (int p = 0; p < pairs; p++) {
-            threads[p] = Thread.ofPlatform().start(() -> {
-                try {
-                    pair.run();
-                } catch (Throwable t) {
-                    failure.set(t);
-                }
-            });
-        }
-        for (Thread t : threads) {
-            try {
-                t.join();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+        HandoffLane[] lanes;
+        Thread[] feeders;
+        /** Invocations started; written by the benchmark thread only, read by the feeders. */
+        volatile long round;
+        volatile boolean stop;
+
+        /** A new lane whose consumer thread is called {@code name}. */
+        abstract HandoffLane newLane(String name);
+
+        @Setup(Level.Trial)
+        public void start() {
+            lanes = new HandoffLane[pairs];
+            for (int p = 0; p < pairs; p++) {
+                lanes[p] = newLane("pair-" + p + "-consumer");
+            }
+            lanes[0].open();
+            feeders = new Thread[pairs];
+            for (int p = 1; p < pairs; p++) {
+                HandoffLane lane = lanes[p];
+                feeders[p] = Thread.ofPlatform().daemon().name("pair-" + p + "-producer").start(() -> feed(lane));
             }
         }
-        if (failure.get() != null) {
-            throw new IllegalStateException(failure.get());
-        }
-        return (long) pairs * ITEMS;
-    }
 
-    /** The calling thread produces; a consumer thread it starts checks every item. */
-    private static void jpipelinePair() {
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, DEPTH);
-        ThreadTeam team = ThreadTeam.ofPlatform(2);
-        long[] slots = new long[DEPTH];
-        AtomicReference<Throwable> consumerFailure = new AtomicReference<>();
-        Thread consumer = Thread.ofPlatform().start(() -> {
-            try (Pipeline pipe = Pipeline.make(team.member(1), state, 1)) {
-                for (int i = 0; i < ITEMS; i++) {
-                    pipe.consumerWait();
-                    if (slots[i % DEPTH] != i) {
-                        throw new IllegalStateException("item " + i + " lost");
+        /** A feeder thread: one invocation's items into {@code lane} per round, until the trial stops. */
+        private void feed(HandoffLane lane) {
+            try {
+                lane.open();
+                for (long done = 0; ; done++) {
+                    while (round == done) {
+                        if (stop) {
+                            lane.close();
+                            return;
+                        }
+                        Thread.onSpinWait();
                     }
-                    pipe.consumerRelease();
+                    lane.sendInvocation();
                 }
             } catch (Throwable t) {
-                consumerFailure.set(t);
-            }
-        });
-        try (Pipeline pipe = Pipeline.make(team.member(0), state, 1)) {
-            for (int i = 0; i < ITEMS; i++) {
-                pipe.producerAcquire();
-                slots[i % DEPTH] = i;
-                pipe.producerCommit();
+                lane.items.fail(t);
             }
         }
-        join(consumer, consumerFailure);
+
+        /** The benchmark thread: one round of every lane. */
+        void invocation() {
+            round = round + 1;
+            long total = lanes[0].sendInvocation();
+            for (HandoffLane lane : lanes) {
+                lane.items.awaitAll(total);
+            }
+        }
+
+        @TearDown(Level.Trial)
+        public void stop() throws InterruptedException {
+            stop = true;
+            lanes[0].close();
+            for (int p = 1; p < pairs; p++) {
+                HandoffLane.join(feeders[p]);
+            }
+        }
     }
 
-    private static void spscPair() {
-        SpscArrayQueue<Long> queue = new SpscArrayQueue<>(DEPTH);
-        AtomicReference<Throwable> consumerFailure = new AtomicReference<>();
-        Thread consumer = Thread.ofPlatform().start(() -> {
-            for (long i = 0; i < ITEMS; ) {
-                Long item = queue.relaxedPoll();
-                if (item == null) {
-                    Thread.onSpinWait();
-                } else if (item != i++) {
-                    consumerFailure.set(new IllegalStateException("item lost"));
-                    return;
-                }
-            }
-        });
-        for (long i = 0; i < ITEMS; i++) {
-            Long item = i;
-            while (!queue.relaxedOffer(item)) {
-                Thread.onSpinWait();
-            }
+    /** jpipeline partitioned pipelines. */
+    public static class PipelineLanes extends Lanes {
+        @Override
+        HandoffLane newLane(String name) {
+            return new PartitionedLane(DEPTH, WaitStrategy.ADAPTIVE, name);
         }
-        join(consumer, consumerFailure);
     }
 
-    private static void join(Thread consumer, AtomicReference<Throwable> failure) {
-        try {
-            consumer.join();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (failure.get() != null) {
-            throw new IllegalStateException(failure.get());
+    /** JCTools queues. */
+    public static class SpscLanes extends Lanes {
+        @Override
+        HandoffLane newLane(String name) {
+            return new SpscLane(DEPTH, name);
         }
     }
 
     @Benchmark
-    public long jpipeline() {
-        return runPairs(PairScalingBenchmark::jpipelinePair);
+    @OperationsPerInvocation(HandoffLane.ITEMS)
+    public void jpipeline(PipelineLanes lanes) {
+        lanes.invocation();
     }
 
     @Benchmark
-    public long jctoolsSpsc() {
-        return runPairs(PairScalingBenchmark::spscPair);
+    @OperationsPerInvocation(HandoffLane.ITEMS)
+    public void jctoolsSpsc(SpscLanes lanes) {
+        lanes.invocation();
     }
 }

@@ -63,7 +63,7 @@ public class RendezvousFloorBenchmark {
         @TearDown(Level.Trial)
         public void stop() throws InterruptedException {
             stop = true;
-            HandoffBenchmark.join(partner);
+            HandoffLane.join(partner);
         }
     }
 

@@ -52,14 +52,14 @@ public class StageHandoffBenchmark extends HandoffBenchmark {
         @TearDown(Level.Trial)
         public void stop() throws InterruptedException {
             queue.put(-1L);
-            join(consumer);
+            HandoffLane.join(consumer);
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void arrayBlockingQueue(BlockingQueueRing ring) throws InterruptedException {
-        Long[] boxes = Spsc.BOXES;
+        Long[] boxes = SpscLane.BOXES;
         for (int i = 0; i < ITEMS; i++) {
             ring.queue.put(boxes[i]);
         }
@@ -91,14 +91,14 @@ public class StageHandoffBenchmark extends HandoffBenchmark {
         @TearDown(Level.Trial)
         public void stop() throws InterruptedException {
             exchanger.exchange(-1L);
-            join(consumer);
+            HandoffLane.join(consumer);
         }
     }
 
     @Benchmark
     @OperationsPerInvocation(ITEMS)
     public void exchanger(ExchangerPair pair) throws InterruptedException {
-        Long[] boxes = Spsc.BOXES;
+        Long[] boxes = SpscLane.BOXES;
         for (int i = 0; i < ITEMS; i++) {
             pair.exchanger.exchange(boxes[i]);
         }
@@ -139,7 +139,7 @@ public class StageHandoffBenchmark extends HandoffBenchmark {
             slot = -1;
             phaser.arriveAndAwaitAdvance();
             phaser.arriveAndAwaitAdvance();
-            join(consumer);
+            HandoffLane.join(consumer);
         }
     }
 

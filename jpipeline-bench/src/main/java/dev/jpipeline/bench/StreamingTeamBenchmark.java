@@ -47,7 +47,7 @@ public class StreamingTeamBenchmark {
     @Param({"1", "2", "4", "8"})
     int team;
 
-    @Param({"4"})
+    @Param({"1", "4"})
     int chunkMiB;
 
     @Param({"AUTO", "ON_COPY_ENGINE"})
