@@ -26,7 +26,14 @@ public record AlignedSize(long alignment, long bytes) {
         }
     }
 
-    /** {@code cuda::aligned_size_t<alignment>(bytes)}. */
+    /**
+     * {@code cuda::aligned_size_t<alignment>(bytes)}.
+     *
+     * @param alignment the alignment in bytes, a power of two
+     * @param bytes     the size in bytes, a multiple of {@code alignment}
+     * @return the aligned size
+     * @throws IllegalArgumentException when the alignment is not a power of two or the size not a multiple of it
+     */
     public static AlignedSize of(long alignment, long bytes) {
         return new AlignedSize(alignment, bytes);
     }

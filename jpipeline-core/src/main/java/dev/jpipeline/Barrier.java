@@ -73,12 +73,21 @@ public final class Barrier {
         this.identity = id == 0 ? 1 : id;
     }
 
-    /** {@code cuda::barrier::max()}: the largest expected count, 2^20 - 1 (CUDA's block-scope limit). */
+    /**
+     * {@code cuda::barrier::max()}: the largest expected count, 2^20 - 1 (CUDA's block-scope limit).
+     *
+     * @return 2^20 - 1
+     */
     public static int max() {
         return PhaseBarrier.MAX_PARTIES;
     }
 
-    /** {@code arrive()}: one arrival. @return the token of the phase arrived at */
+    /**
+     * {@code arrive()}: one arrival.
+     *
+     * @return the token of the phase arrived at
+     * @throws IllegalStateException when the phase would receive more arrivals than it expects
+     */
     public long arrive() {
         return token(phases.arriveAsParty(1));
     }
@@ -86,6 +95,7 @@ public final class Barrier {
     /**
      * {@code arrive(update)}: {@code update} arrivals at once.
      *
+     * @param update arrivals to make, at least 1
      * @return the token of the phase arrived at
      * @throws IllegalArgumentException when {@code update < 1}
      * @throws IllegalStateException    when the phase would receive more arrivals than it expects (the barrier
@@ -102,6 +112,11 @@ public final class Barrier {
      * {@code wait(token)}: waits until the phase named by {@code token} has completed (returns at once if it
      * already has). Uninterruptible: an interrupt is remembered and re-asserted on return.
      *
+     * <p>Memory consistency effects: actions of every thread before its arrival at a phase <i>happen-before</i>
+     * actions that follow a return from a wait that saw that phase complete, as with
+     * {@link java.util.concurrent.Phaser}.
+     *
+     * @param token a token from {@link #arrive()} or {@link #arrive(int)} on this barrier
      * @throws IllegalArgumentException when {@code token} is not a token of this barrier's current or a past phase
      * @throws IllegalStateException    when every party has dropped out, so the phase can never complete, when a
      *                                  copy tied to the phase failed, or when called by the completion action for
@@ -111,7 +126,15 @@ public final class Barrier {
         awaitPhase(phaseOf(token), Deadlines.NO_DEADLINE, false);
     }
 
-    /** Like {@link #await(long)}, but an interrupt ends the wait. */
+    /**
+     * Like {@link #await(long)}, but an interrupt ends the wait. Memory consistency effects as {@link #await(long)}.
+     *
+     * @param token a token from {@link #arrive()} or {@link #arrive(int)} on this barrier
+     * @throws InterruptedException     when the thread is interrupted before the phase completes (the interrupt
+     *                                  status is cleared)
+     * @throws IllegalArgumentException as {@link #await(long)}
+     * @throws IllegalStateException    as {@link #await(long)}
+     */
     public void awaitInterruptibly(long token) throws InterruptedException {
         int phase = phaseOf(token);
         if (awaitPhase(phase, Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
@@ -120,9 +143,13 @@ public final class Barrier {
     }
 
     /**
-     * {@code try_wait(token)}: whether the phase named by {@code token} has completed, without waiting.
+     * {@code try_wait(token)}: whether the phase named by {@code token} has completed, without waiting. Memory
+     * consistency effects as {@link #await(long)} when it returns {@code true}.
      *
+     * @param token a token from {@link #arrive()} or {@link #arrive(int)} on this barrier
+     * @return whether the phase has completed
      * @throws IllegalArgumentException as {@link #await(long)}
+     * @throws IllegalStateException    as {@link #await(long)}
      */
     public boolean tryWait(long token) {
         return awaitPhase(phaseOf(token), Deadlines.POLL_ONCE, false) == WaitStatus.COMPLETE;
@@ -130,10 +157,14 @@ public final class Barrier {
 
     /**
      * {@code try_wait_for(token, duration)}: {@link #await(long)} for at most {@code timeout}; a zero or negative
-     * timeout polls once (Java convention; CUDA's zero means no limit).
+     * timeout polls once (Java convention; CUDA's zero means no limit). Memory consistency effects as
+     * {@link #await(long)} when it returns {@code true}.
      *
+     * @param token   a token from {@link #arrive()} or {@link #arrive(int)} on this barrier
+     * @param timeout the longest time to wait
      * @return whether the phase has completed
      * @throws IllegalArgumentException as {@link #await(long)}
+     * @throws IllegalStateException    as {@link #await(long)}
      */
     public boolean tryWaitFor(long token, Duration timeout) {
         int phase = phaseOf(token);
@@ -142,30 +173,44 @@ public final class Barrier {
 
     /**
      * {@code try_wait_until(token, time_point)}: {@link #await(long)} until {@code deadline}; a past deadline
-     * polls once.
+     * polls once. Memory consistency effects as {@link #await(long)} when it returns {@code true}.
      *
+     * @param token    a token from {@link #arrive()} or {@link #arrive(int)} on this barrier
+     * @param deadline when to give up
      * @return whether the phase has completed
      * @throws IllegalArgumentException as {@link #await(long)}
+     * @throws IllegalStateException    as {@link #await(long)}
      */
     public boolean tryWaitUntil(long token, Instant deadline) {
         int phase = phaseOf(token);
         return awaitPhase(phase, Deadlines.fromInstant(deadline), false) == WaitStatus.COMPLETE;
     }
 
-    /** {@code arrive_and_wait()}: arrive, then wait for the phase arrived at to complete. */
+    /**
+     * {@code arrive_and_wait()}: arrive, then wait for the phase arrived at to complete. Memory consistency effects
+     * as {@link #await(long)}.
+     *
+     * @throws IllegalStateException as {@link #arrive()} and {@link #await(long)}
+     */
     public void arriveAndWait() {
         awaitPhase(phases.arriveAsParty(1), Deadlines.NO_DEADLINE, false);
     }
 
-    /** {@code arrive_and_drop()}: arrive at the current phase and be expected one fewer time afterwards. */
+    /**
+     * {@code arrive_and_drop()}: arrive at the current phase and be expected one fewer time afterwards.
+     *
+     * @throws IllegalStateException when the phase would receive more arrivals than it expects
+     */
     public void arriveAndDrop() {
         phases.arriveAndDropAsParty();
     }
 
     /**
      * {@code wait_parity(parity)}: waits until the phase whose parity is {@code parity} (false = even,
-     * true = odd) has completed, that is until the current phase has the other parity.
+     * true = odd) has completed, that is until the current phase has the other parity. Memory consistency effects
+     * as {@link #await(long)}.
      *
+     * @param parity the parity of the phase to wait for
      * @throws IllegalStateException as {@link #await(long)}
      */
     public void waitParity(boolean parity) {
@@ -178,9 +223,13 @@ public final class Barrier {
     /**
      * {@code try_wait_parity(parity)} with a time limit: like {@link #waitParity(boolean)}, giving up after
      * {@code timeout}. A zero or negative timeout polls once (Java convention; CUDA's zero means no limit); any
-     * positive timeout, however short, is honoured.
+     * positive timeout, however short, is honoured. Memory consistency effects as {@link #await(long)} when it
+     * returns {@code true}.
      *
+     * @param parity  the parity of the phase to wait for
+     * @param timeout the longest time to wait
      * @return whether the phase of that parity has completed
+     * @throws IllegalStateException as {@link #await(long)}
      */
     public boolean tryWaitParity(boolean parity, Duration timeout) {
         java.util.Objects.requireNonNull(timeout, "timeout");
@@ -191,12 +240,20 @@ public final class Barrier {
         return awaitPhase(phase, Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
     }
 
-    /** Arrivals each phase currently expects (lowered by {@link #arriveAndDrop()}). */
+    /**
+     * Arrivals each phase currently expects (lowered by {@link #arriveAndDrop()}).
+     *
+     * @return the expected count
+     */
     public int expected() {
         return phases.expected();
     }
 
-    /** The current phase's number, counted from 0 modulo 2^23 (a plain number, not a token). */
+    /**
+     * The current phase's number, counted from 0 modulo 2^23 (a plain number, not a token).
+     *
+     * @return the phase number
+     */
     public long phase() {
         return phases.phase();
     }

@@ -12,10 +12,18 @@ package dev.jpipeline;
  */
 public interface Group {
 
-    /** The number of threads in the group ({@code size()}); at least 1. */
+    /**
+     * The number of threads in the group ({@code size()}).
+     *
+     * @return the group's size, at least 1
+     */
     int size();
 
-    /** This thread's rank in the group ({@code thread_rank()}): unique, in {@code [0, size())}. */
+    /**
+     * This thread's rank in the group ({@code thread_rank()}).
+     *
+     * @return a rank unique in the group, in {@code [0, size())}
+     */
     int threadRank();
 
     /**

@@ -46,50 +46,142 @@ public final class MemcpyAsync {
     private MemcpyAsync() {
     }
 
-    /** {@code cuda::memcpy_async(dst, src, size, pipe)}. */
+    /**
+     * {@code cuda::memcpy_async(dst, src, size, pipe)}.
+     *
+     * @param dst   where the bytes go (its start)
+     * @param src   where they come from (its start)
+     * @param bytes how many bytes, 0 or more, within both segments
+     * @param pipe  the calling thread's pipeline handle, with its head stage acquired: the stage the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the handle has not acquired its head stage or has quit, or the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, long bytes,
                                                        Pipeline pipe) {
         return intoPipeline(null, dst, src, bytes, 1, pipe);
     }
 
-    /** {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), pipe)}. */
+    /**
+     * {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), pipe)}.
+     *
+     * @param dst   where the bytes go (its start)
+     * @param src   where they come from (its start)
+     * @param bytes how many bytes, with the promise that they and both segments are aligned to its alignment
+     * @param pipe  the calling thread's pipeline handle, with its head stage acquired: the stage the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the handle has not acquired its head stage or has quit, or the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, AlignedSize bytes,
                                                        Pipeline pipe) {
         return intoPipeline(null, dst, src, bytes.bytes(), bytes.alignment(), pipe);
     }
 
-    /** {@code cuda::memcpy_async(group, dst, src, size, pipe)}: cooperative. */
+    /**
+     * {@code cuda::memcpy_async(group, dst, src, size, pipe)}: cooperative, every thread of {@code group} calls it with the same arguments.
+     *
+     * @param group the threads that share the copy; each copies its own slice
+     * @param dst   where the bytes go (its start)
+     * @param src   where they come from (its start)
+     * @param bytes how many bytes, 0 or more, within both segments
+     * @param pipe  the calling thread's pipeline handle, with its head stage acquired: the stage the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the handle has not acquired its head stage or has quit, or the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
                                                        long bytes, Pipeline pipe) {
         return intoPipeline(Objects.requireNonNull(group, "group"), dst, src, bytes, 1, pipe);
     }
 
-    /** {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), pipe)}: cooperative. */
+    /**
+     * {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), pipe)}: cooperative, every thread of {@code group} calls it with the same arguments.
+     *
+     * @param group the threads that share the copy; each copies its own slice
+     * @param dst   where the bytes go (its start)
+     * @param src   where they come from (its start)
+     * @param bytes how many bytes, with the promise that they and both segments are aligned to its alignment
+     * @param pipe  the calling thread's pipeline handle, with its head stage acquired: the stage the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the handle has not acquired its head stage or has quit, or the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
                                                        AlignedSize bytes, Pipeline pipe) {
         return intoPipeline(Objects.requireNonNull(group, "group"), dst, src, bytes.bytes(), bytes.alignment(),
             pipe);
     }
 
-    /** {@code cuda::memcpy_async(dst, src, size, barrier)}. */
+    /**
+     * {@code cuda::memcpy_async(dst, src, size, barrier)}.
+     *
+     * @param dst     where the bytes go (its start)
+     * @param src     where they come from (its start)
+     * @param bytes   how many bytes, 0 or more, within both segments
+     * @param barrier the barrier whose current phase the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, long bytes,
                                                        Barrier barrier) {
         return intoBarrier(null, dst, src, bytes, 1, barrier);
     }
 
-    /** {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), barrier)}. */
+    /**
+     * {@code cuda::memcpy_async(dst, src, aligned_size_t<A>(size), barrier)}.
+     *
+     * @param dst     where the bytes go (its start)
+     * @param src     where they come from (its start)
+     * @param bytes   how many bytes, with the promise that they and both segments are aligned to its alignment
+     * @param barrier the barrier whose current phase the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(MemorySegment dst, MemorySegment src, AlignedSize bytes,
                                                        Barrier barrier) {
         return intoBarrier(null, dst, src, bytes.bytes(), bytes.alignment(), barrier);
     }
 
-    /** {@code cuda::memcpy_async(group, dst, src, size, barrier)}: cooperative. */
+    /**
+     * {@code cuda::memcpy_async(group, dst, src, size, barrier)}: cooperative, every thread of {@code group} calls it with the same arguments.
+     *
+     * @param group   the threads that share the copy; each copies its own slice
+     * @param dst     where the bytes go (its start)
+     * @param src     where they come from (its start)
+     * @param bytes   how many bytes, 0 or more, within both segments
+     * @param barrier the barrier whose current phase the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
                                                        long bytes, Barrier barrier) {
         return intoBarrier(Objects.requireNonNull(group, "group"), dst, src, bytes, 1, barrier);
     }
 
-    /** {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), barrier)}: cooperative. */
+    /**
+     * {@code cuda::memcpy_async(group, dst, src, aligned_size_t<A>(size), barrier)}: cooperative, every thread of {@code group} calls it with the same arguments.
+     *
+     * @param group   the threads that share the copy; each copies its own slice
+     * @param dst     where the bytes go (its start)
+     * @param src     where they come from (its start)
+     * @param bytes   how many bytes, with the promise that they and both segments are aligned to its alignment
+     * @param barrier the barrier whose current phase the copy belongs to
+     * @return {@link AsyncContractFulfillment#NONE} when the copy was done before the return, else
+     *         {@link AsyncContractFulfillment#ASYNC}
+     * @throws IllegalArgumentException when a checked rule of the class description is broken
+     * @throws IllegalStateException    when the copy engine is closed
+     */
     public static AsyncContractFulfillment memcpyAsync(Group group, MemorySegment dst, MemorySegment src,
                                                        AlignedSize bytes, Barrier barrier) {
         return intoBarrier(Objects.requireNonNull(group, "group"), dst, src, bytes.bytes(), bytes.alignment(),
@@ -104,6 +196,11 @@ public final class MemcpyAsync {
      * the producer never blocks on I/O; an I/O error, or the file ending first, completes the stage
      * exceptionally ({@link StageFailedException} in the consumers' wait).
      *
+     * @param dst      where the bytes go (its start)
+     * @param channel  the file to read
+     * @param position the file position of the first byte, 0 or more
+     * @param bytes    how many bytes, 0 or more, at most {@code dst}'s size
+     * @param pipe     the calling thread's pipeline handle, with its head stage acquired
      * @return {@link AsyncContractFulfillment#ASYNC}
      * @throws IllegalArgumentException when {@code bytes} or {@code position} is negative, {@code bytes} exceeds
      *                                  {@code dst}, or {@code dst} is read-only

@@ -74,6 +74,8 @@ public final class Pipeline implements AutoCloseable {
     /**
      * {@code cuda::make_pipeline()}: a thread-scope pipeline for the calling thread, whose asynchronous copies
      * run on {@link dev.jpipeline.copy.CopyEngine#shared()}.
+     *
+     * @return a new handle, owned by the calling thread
      */
     public static Pipeline make() {
         return new Pipeline(new ThreadHandle(CopyEngine.shared()));
@@ -82,6 +84,9 @@ public final class Pipeline implements AutoCloseable {
     /**
      * A thread-scope pipeline whose asynchronous copies run on {@code engine} (no CUDA counterpart: the GPU has
      * one copy engine).
+     *
+     * @param engine where the pipeline's asynchronous copies run
+     * @return a new handle, owned by the calling thread
      */
     public static Pipeline make(CopyEngine engine) {
         return new Pipeline(new ThreadHandle(Objects.requireNonNull(engine, "engine")));
@@ -93,6 +98,9 @@ public final class Pipeline implements AutoCloseable {
      * synchronizes the group twice, and every make completes for all ranks before the next one on the same state
      * begins.
      *
+     * @param group the calling thread's view of the group
+     * @param state the stages' shared state, the same for every rank
+     * @return a new handle, owned by the calling thread
      * @throws IllegalArgumentException (on every rank) when the ranks disagree on how to make the pipeline or
      *                                  on the shared state
      */
@@ -109,6 +117,10 @@ public final class Pipeline implements AutoCloseable {
      * operation, and a thread that quits before its first operation takes the side the others leave free.
      * Collective; it synchronizes the group twice.
      *
+     * @param group         the calling thread's view of the group
+     * @param state         the stages' shared state, the same for every rank
+     * @param producerCount how many threads produce, in {@code 1..size-1}, the same for every rank
+     * @return a new handle, owned by the calling thread
      * @throws IllegalArgumentException (on every rank) when {@code producerCount} is outside {@code 1..size-1},
      *                                  or the ranks disagree on the count, the kind or the shared state
      */
@@ -122,6 +134,10 @@ public final class Pipeline implements AutoCloseable {
      * own role; the producer and consumer counts are derived from the roles. Collective; it synchronizes the
      * group twice.
      *
+     * @param group the calling thread's view of the group
+     * @param state the stages' shared state, the same for every rank
+     * @param role  this thread's role
+     * @return a new handle, owned by the calling thread
      * @throws IllegalArgumentException (on every rank) when all threads chose the same role, a rank passed a
      *                                  null role, or the ranks disagree on the kind or the shared state
      */
@@ -145,6 +161,10 @@ public final class Pipeline implements AutoCloseable {
      * {@code producer_acquire()}: waits until the head stage is free (every consumer has released its previous
      * batch); the first round never waits. Idempotent until the next commit. Uninterruptible.
      *
+     * <p>Memory consistency effects: actions of every consumer before its {@link #consumerRelease()} of the
+     * stage's previous batch <i>happen-before</i> actions of the producer after {@code producerAcquire} returns, so
+     * the producer may overwrite the stage.
+     *
      * @throws IllegalStateException when the thread is not a producer, has quit, would wait for itself, or no
      *                               consumer is left to release the stage
      */
@@ -152,7 +172,14 @@ public final class Pipeline implements AutoCloseable {
         handle.producerAcquire();
     }
 
-    /** Like {@link #producerAcquire()}, but an interrupt ends the wait. */
+    /**
+     * Like {@link #producerAcquire()}, but an interrupt ends the wait. Memory consistency effects as
+     * {@link #producerAcquire()}.
+     *
+     * @throws InterruptedException  when the thread is interrupted before the stage is free (the interrupt status
+     *                               is cleared; the stage is not acquired)
+     * @throws IllegalStateException as {@link #producerAcquire()}
+     */
     public void producerAcquireInterruptibly() throws InterruptedException {
         handle.producerAcquireInterruptibly();
     }
@@ -174,6 +201,11 @@ public final class Pipeline implements AutoCloseable {
      * {@code consumer_wait()}: waits until every producer has committed the tail stage. Idempotent until the
      * next release. Uninterruptible.
      *
+     * <p>Memory consistency effects: actions of every producer before its {@link #producerCommit()} of the batch,
+     * and the writes of every {@code memcpyAsync} tied to it, <i>happen-before</i> actions of the consumer after
+     * the wait returns.
+     *
+     * @throws StageFailedException  when a copy tied to the batch failed (the stage stays failed until its release)
      * @throws IllegalStateException when the thread is not a consumer, has quit, would wait for a batch it has
      *                               not committed itself, or no producer is left to commit the stage
      */
@@ -181,7 +213,15 @@ public final class Pipeline implements AutoCloseable {
         handle.consumerWait();
     }
 
-    /** Like {@link #consumerWait()}, but an interrupt ends the wait. */
+    /**
+     * Like {@link #consumerWait()}, but an interrupt ends the wait. Memory consistency effects as
+     * {@link #consumerWait()}.
+     *
+     * @throws InterruptedException  when the thread is interrupted before the stage is ready (the interrupt status
+     *                               is cleared)
+     * @throws StageFailedException  as {@link #consumerWait()}
+     * @throws IllegalStateException as {@link #consumerWait()}
+     */
     public void consumerWaitInterruptibly() throws InterruptedException {
         handle.consumerWaitInterruptibly();
     }
@@ -189,9 +229,13 @@ public final class Pipeline implements AutoCloseable {
     /**
      * {@code consumer_wait_for(duration)}: {@link #consumerWait()} with a time limit. A ready stage always
      * returns {@code true}; a zero or negative timeout polls once (CUDA waits forever on zero). Does not
-     * release: after {@code true}, call {@link #consumerRelease()}.
+     * release: after {@code true}, call {@link #consumerRelease()}. Memory consistency effects as
+     * {@link #consumerWait()} when it returns {@code true}.
      *
+     * @param timeout the longest time to wait
      * @return whether the stage is ready
+     * @throws StageFailedException  as {@link #consumerWait()}
+     * @throws IllegalStateException as {@link #consumerWait()}
      */
     public boolean consumerWaitFor(Duration timeout) {
         return handle.consumerWaitFor(timeout);
@@ -199,9 +243,13 @@ public final class Pipeline implements AutoCloseable {
 
     /**
      * {@code consumer_wait_until(time_point)}: {@link #consumerWaitFor(Duration)} until {@code deadline}; the
-     * remaining time is computed once, on entry, as CUDA does. A past deadline polls once.
+     * remaining time is computed once, on entry, as CUDA does. A past deadline polls once. Memory consistency
+     * effects as {@link #consumerWait()} when it returns {@code true}.
      *
+     * @param deadline when to give up
      * @return whether the stage is ready
+     * @throws StageFailedException  as {@link #consumerWait()}
+     * @throws IllegalStateException as {@link #consumerWait()}
      */
     public boolean consumerWaitUntil(Instant deadline) {
         return handle.consumerWaitUntil(deadline);
@@ -225,6 +273,8 @@ public final class Pipeline implements AutoCloseable {
      * so the remaining threads proceed normally (CUDA only gives up ownership, so peers hang). Exactly one
      * handle of the group gets {@code true}: the last owner to quit. Idempotent per handle: a second call
      * returns {@code false} and changes nothing. A thread-scope pipeline always returns {@code true}.
+     *
+     * @return whether this handle was the last owner of the pipeline to quit
      */
     public boolean quit() {
         return handle.quit();
@@ -238,12 +288,20 @@ public final class Pipeline implements AutoCloseable {
         }
     }
 
-    /** Whether this handle has not quit. */
+    /**
+     * Whether this handle has not quit.
+     *
+     * @return {@code true} until {@link #quit()} or {@link #close()}
+     */
     public boolean isActive() {
         return handle.isActive();
     }
 
-    /** The scope of the pipeline. */
+    /**
+     * The scope of the pipeline.
+     *
+     * @return {@link ThreadScope#THREAD} for {@link #make()}, else the shared state's scope
+     */
     public ThreadScope scope() {
         return handle.scope();
     }
@@ -257,6 +315,12 @@ public final class Pipeline implements AutoCloseable {
      * following {@link #consumerRelease()} is accepted and has no further effect. Defined only for
      * thread-scope pipelines, as in CUDA. Values above 8 behave as 8 (CUDA's hardware limit).
      *
+     * <p>Memory consistency effects: the writes of the copies of every batch it waits for <i>happen-before</i>
+     * actions of the caller after it returns.
+     *
+     * @param pipe  a thread-scope pipeline of the calling thread
+     * @param prior how many of the most recent committed batches may still be in flight, 0 or more
+     * @throws StageFailedException     when a copy of a batch it waits for failed
      * @throws IllegalArgumentException when {@code pipe} is not thread-scope or {@code prior} is negative
      */
     public static void consumerWaitPrior(Pipeline pipe, int prior) {
@@ -269,6 +333,8 @@ public final class Pipeline implements AutoCloseable {
      * (net zero arrivals), without committing a batch and without moving the head. Defined only for
      * thread-scope pipelines, as in CUDA. With copies that have already landed there is nothing to tie.
      *
+     * @param pipe    a thread-scope pipeline of the calling thread
+     * @param barrier the barrier whose current phase the copies are tied to
      * @throws IllegalArgumentException when {@code pipe} is not thread-scope
      */
     public static void producerCommit(Pipeline pipe, Barrier barrier) {

@@ -50,6 +50,9 @@ public final class PipelineSharedState {
      * {@code cuda::pipeline_shared_state<scope, stageCount>}: a shared state for up to {@code stageCount}
      * stages in flight.
      *
+     * @param scope      the scope of the pipelines made on it: BLOCK, DEVICE or SYSTEM
+     * @param stageCount the number of stages, 1..255
+     * @return a new shared state with the default options
      * @throws IllegalArgumentException when the scope is {@link ThreadScope#THREAD} or the stage count is
      *                                  outside 1..255
      */
@@ -60,6 +63,9 @@ public final class PipelineSharedState {
     /**
      * A builder for a shared state with options beyond CUDA's (for example deadlock detection).
      *
+     * @param scope      the scope of the pipelines made on it: BLOCK, DEVICE or SYSTEM
+     * @param stageCount the number of stages, 1..255
+     * @return a builder with the default options
      * @throws IllegalArgumentException as {@link #create(ThreadScope, int)}
      */
     public static Builder builder(ThreadScope scope, int stageCount) {
@@ -101,6 +107,9 @@ public final class PipelineSharedState {
          * arrivals. Waits that are merely slow are never interrupted. It costs nothing until a wait has lasted a
          * quarter of the patience.
          *
+         * @param patience how long every participant must stay stuck before a hang is reported;
+         *                 {@link Duration#ZERO} turns detection off
+         * @return this builder
          * @throws IllegalArgumentException when {@code patience} is negative
          */
         public Builder detectDeadlocks(Duration patience) {
@@ -113,13 +122,24 @@ public final class PipelineSharedState {
             return this;
         }
 
-        /** How producers wait for free stages and consumers for committed ones (default {@link WaitStrategy#ADAPTIVE}). */
+        /**
+         * How producers wait for free stages and consumers for committed ones (default
+         * {@link WaitStrategy#ADAPTIVE}).
+         *
+         * @param strategy the wait strategy, not null
+         * @return this builder
+         */
         public Builder waitStrategy(WaitStrategy strategy) {
             this.waitStrategy = Objects.requireNonNull(strategy, "strategy");
             return this;
         }
 
-        /** Where {@code memcpyAsync} runs copies too large to run inline (default {@link CopyEngine#shared()}). */
+        /**
+         * Where {@code memcpyAsync} runs copies too large to run inline (default {@link CopyEngine#shared()}).
+         *
+         * @param engine the copy engine, not null; the caller closes an engine of its own after the pipelines
+         * @return this builder
+         */
         public Builder copyEngine(CopyEngine engine) {
             this.copyEngine = Objects.requireNonNull(engine, "engine");
             return this;
@@ -128,55 +148,95 @@ public final class PipelineSharedState {
         /**
          * Where producers' {@code memcpyAsync} copies run when they are too large to run inline anyway (default
          * {@link CopyPolicy#AUTO}; no CUDA counterpart).
+         *
+         * @param policy the copy policy, not null
+         * @return this builder
          */
         public Builder copyPolicy(CopyPolicy policy) {
             this.copyPolicy = Objects.requireNonNull(policy, "policy");
             return this;
         }
 
-        /** Records every operation of pipelines on this state (default: none, at no cost). */
+        /**
+         * Records every operation of pipelines on this state (default: none, at no cost).
+         *
+         * @param tracer the tracer, not null
+         * @return this builder
+         */
         public Builder tracer(Tracer tracer) {
             this.tracer = Objects.requireNonNull(tracer, "tracer");
             return this;
         }
 
-        /** The shared state. */
+        /**
+         * The shared state.
+         *
+         * @return a new shared state with these settings
+         */
         public PipelineSharedState build() {
             return new PipelineSharedState(this);
         }
     }
 
-    /** How threads of pipelines on this state wait. */
+    /**
+     * How threads of pipelines on this state wait.
+     *
+     * @return the wait strategy
+     */
     public WaitStrategy waitStrategy() {
         return settings.strategy();
     }
 
-    /** The hang report's patience ({@link Duration#ZERO}: off). */
+    /**
+     * The hang report's patience ({@link Duration#ZERO}: off).
+     *
+     * @return the patience, {@link Duration#ZERO} when hang detection is off
+     */
     public Duration hangPatience() {
         return Duration.ofNanos(settings.hangPatienceNanos());
     }
 
-    /** The tracer of pipelines on this state, or null. */
+    /**
+     * The tracer of pipelines on this state, or null.
+     *
+     * @return the tracer, or null when none was set
+     */
     public Tracer tracer() {
         return tracer;
     }
 
-    /** Where asynchronous copies of pipelines on this state run. */
+    /**
+     * Where asynchronous copies of pipelines on this state run.
+     *
+     * @return the copy engine
+     */
     public CopyEngine copyEngine() {
         return copyEngine;
     }
 
-    /** Where producers' large copies run. */
+    /**
+     * Where producers' large copies run.
+     *
+     * @return the copy policy
+     */
     public CopyPolicy copyPolicy() {
         return settings.copyPolicy();
     }
 
-    /** The scope the state was created with. */
+    /**
+     * The scope the state was created with.
+     *
+     * @return the scope
+     */
     public ThreadScope scope() {
         return settings.scope();
     }
 
-    /** The number of stages ({@code StagesCount}). */
+    /**
+     * The number of stages ({@code StagesCount}).
+     *
+     * @return the stage count, 1..255
+     */
     public int stageCount() {
         return settings.stageCount();
     }

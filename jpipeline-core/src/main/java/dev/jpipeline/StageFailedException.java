@@ -12,7 +12,9 @@ public final class StageFailedException extends RuntimeException {
 
     private static final long serialVersionUID = 1L;
 
+    /** The stage whose copy failed, or -1. */
     private final int stage;
+    /** The batch whose copy failed. */
     private final long batch;
 
     /**
@@ -29,12 +31,20 @@ public final class StageFailedException extends RuntimeException {
         this.batch = batch;
     }
 
-    /** The stage whose copy failed, or -1 for a thread-scope pipeline. */
+    /**
+     * The stage whose copy failed, or -1 for a thread-scope pipeline.
+     *
+     * @return the stage index, or -1
+     */
     public int stage() {
         return stage;
     }
 
-    /** The batch (counted from 0 over the pipeline's life) whose copy failed. */
+    /**
+     * The batch (counted from 0 over the pipeline's life) whose copy failed.
+     *
+     * @return the batch number, 0 or more
+     */
     public long batch() {
         return batch;
     }

@@ -47,17 +47,31 @@ public final class ThreadTeam {
         }
     }
 
-    /** A team whose {@link #run} uses platform threads (daemon threads, named {@code jpipeline-team-<rank>}). */
+    /**
+     * A team whose {@link #run} uses platform threads (daemon threads, named {@code jpipeline-team-<rank>}).
+     *
+     * @param size the number of threads, at least 1
+     * @return a new team
+     */
     public static ThreadTeam ofPlatform(int size) {
         return new ThreadTeam(size, Thread.ofPlatform().daemon().name("jpipeline-team-", 0).factory());
     }
 
-    /** A team whose {@link #run} uses virtual threads. */
+    /**
+     * A team whose {@link #run} uses virtual threads.
+     *
+     * @param size the number of threads, at least 1
+     * @return a new team
+     */
     public static ThreadTeam ofVirtual(int size) {
         return new ThreadTeam(size, Thread.ofVirtual().name("jpipeline-vteam-", 0).factory());
     }
 
-    /** The number of threads in the team. */
+    /**
+     * The number of threads in the team.
+     *
+     * @return the team size
+     */
     public int size() {
         return size;
     }
@@ -65,6 +79,8 @@ public final class ThreadTeam {
     /**
      * The group view of the thread with rank {@code rank}: hand it to exactly one thread.
      *
+     * @param rank the rank, in {@code 0..size-1}
+     * @return that rank's view of the team
      * @throws IllegalArgumentException when {@code rank} is outside {@code 0..size-1}
      */
     public Group member(int rank) {
@@ -78,6 +94,11 @@ public final class ThreadTeam {
      * Runs {@code body} once per rank, each on its own new thread with that rank's view, and waits up to
      * {@code timeout} for all of them.
      *
+     * <p>Memory consistency effects: actions of the caller before {@code run} <i>happen-before</i> actions of each
+     * thread it starts, and every action of those threads <i>happens-before</i> {@code run} returns.
+     *
+     * @param timeout the longest time to wait for every thread
+     * @param body    what each thread runs, given its rank's view
      * @throws IllegalArgumentException when {@code timeout} is negative (a huge one is clamped)
      * @throws TeamFailure when a thread throws (the first failure is the cause, the others are suppressed), or
      *                     when threads are still running after {@code timeout}; a thread that fails does not

@@ -45,6 +45,9 @@ public interface WaitStrategy {
      * A strategy that spins {@code spins} times ({@link Thread#onSpinWait()}), then yields {@code yields} times,
      * then parks; {@link Integer#MAX_VALUE} yields never park.
      *
+     * @param spins  spins before the first yield, 0 or more
+     * @param yields yields before parking, 0 or more ({@link Integer#MAX_VALUE}: never park)
+     * @return the strategy
      * @throws IllegalArgumentException when a count is negative
      */
     static WaitStrategy spinYieldPark(int spins, int yields) {
@@ -55,6 +58,7 @@ public interface WaitStrategy {
      * Idles once after the condition was found unmet for the {@code attempt}-th time (counted from 0; it saturates
      * at {@link Integer#MAX_VALUE}). Called on platform threads only.
      *
+     * @param attempt how many times the condition was found unmet before, from 0
      * @return {@code true} to check the condition again, {@code false} to park until woken
      */
     boolean idle(int attempt);

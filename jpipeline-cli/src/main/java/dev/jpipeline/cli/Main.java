@@ -4,7 +4,7 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** Entry point of the {@code jpipeline} command. */
-@Command(name = "jpipeline", mixinStandardHelpOptions = true, version = "jpipeline 0.1.0",
+@Command(name = "jpipeline", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "CUDA's cuda::pipeline programming model on Java threads.",
     subcommands = {DemoCommand.class, ExamplesCommand.class, StreamCommand.class})
 public final class Main implements Runnable {

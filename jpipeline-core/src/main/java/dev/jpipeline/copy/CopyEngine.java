@@ -46,6 +46,8 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * {@code jpipeline.copy.workers} (default: a quarter of the available processors, 1 to 8),
      * {@code jpipeline.copy.inlineThreshold} and {@code jpipeline.copy.minChunk} (bytes). Its workers are
      * daemon threads; it is never closed.
+     *
+     * @return the process-wide engine
      */
     public static CopyEngine shared() {
         return Shared.ENGINE;
@@ -61,7 +63,11 @@ public final class CopyEngine implements AutoCloseable, CopyService {
             .build();
     }
 
-    /** A builder for an engine of one's own (close it when done). */
+    /**
+     * A builder for an engine of one's own (close it when done).
+     *
+     * @return a builder with the default settings
+     */
     public static Builder builder() {
         return new Builder();
     }
@@ -76,7 +82,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
         private Builder() {
         }
 
-        /** Worker threads, 1 to 256 (default 1). */
+        /**
+         * Worker threads, 1 to 256 (default 1).
+         *
+         * @param workers the number of worker threads
+         * @return this builder
+         * @throws IllegalArgumentException when {@code workers} is outside 1..256
+         */
         public Builder workers(int workers) {
             if (workers < 1 || workers > 256) {
                 throw new IllegalArgumentException("copy engine workers must be in 1..256, got " + workers);
@@ -85,7 +97,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
             return this;
         }
 
-        /** Copies of at most this many bytes run inline in the calling thread (0: none; default 64 KiB). */
+        /**
+         * Copies of at most this many bytes run inline in the calling thread (0: none; default 64 KiB).
+         *
+         * @param bytes the threshold in bytes, 0 or more
+         * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is negative
+         */
         public Builder inlineThreshold(long bytes) {
             if (bytes < 0) {
                 throw new IllegalArgumentException("copy engine inline threshold must not be negative, got " + bytes);
@@ -94,7 +112,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
             return this;
         }
 
-        /** The smallest chunk a copy is split into, at least 4 KiB (default 256 KiB). */
+        /**
+         * The smallest chunk a copy is split into, at least 4 KiB (default 256 KiB).
+         *
+         * @param bytes the chunk size in bytes, 4096 or more
+         * @return this builder
+         * @throws IllegalArgumentException when {@code bytes} is below 4096
+         */
         public Builder minChunk(long bytes) {
             if (bytes < 4096) {
                 throw new IllegalArgumentException("copy engine chunks must be at least 4096 bytes, got " + bytes);
@@ -103,34 +127,59 @@ public final class CopyEngine implements AutoCloseable, CopyService {
             return this;
         }
 
-        /** The prefix of the worker threads' names. */
+        /**
+         * The prefix of the worker threads' names.
+         *
+         * @param name the prefix, not null
+         * @return this builder
+         */
         public Builder name(String name) {
             this.name = Objects.requireNonNull(name, "name");
             return this;
         }
 
-        /** Starts the engine's workers. */
+        /**
+         * Starts the engine's workers.
+         *
+         * @return a new engine, open
+         */
         public CopyEngine build() {
             return new CopyEngine(workers, inlineThreshold, minChunk, name);
         }
     }
 
-    /** The number of worker threads. */
+    /**
+     * The number of worker threads.
+     *
+     * @return the worker count
+     */
     public int workers() {
         return engine.workers();
     }
 
-    /** Copies of at most this many bytes are performed inline by the caller. */
+    /**
+     * Copies of at most this many bytes are performed inline by the caller.
+     *
+     * @return the threshold in bytes
+     */
     public long inlineThreshold() {
         return engine.inlineThreshold();
     }
 
-    /** The smallest chunk a copy is split into. */
+    /**
+     * The smallest chunk a copy is split into.
+     *
+     * @return the chunk size in bytes
+     */
     public long minChunk() {
         return engine.minChunk();
     }
 
-    /** Whether {@link #close()} has been called. */
+    /**
+     * Whether {@link #close()} has been called.
+     *
+     * @return {@code true} once closed
+     */
     public boolean isClosed() {
         return engine.isClosed();
     }
@@ -139,6 +188,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * Copies {@code src} into {@code dst} (both of the same size) asynchronously, on a worker whatever the size,
      * then calls {@code completion}. The caller must not touch either range before the completion.
      *
+     * <p>Memory consistency effects: actions of the caller before {@code copy} <i>happen-before</i> the copy's
+     * reads of {@code src}, and the copy's writes to {@code dst} <i>happen-before</i> the call of
+     * {@code completion}.
+     *
+     * @param dst        where the bytes go
+     * @param src        where they come from, as many bytes as {@code dst}
+     * @param completion called once, on the worker, when the copy is done or has failed
      * @throws IllegalArgumentException when the sizes differ
      * @throws IllegalStateException    when the engine is closed
      */
@@ -159,6 +215,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * ending first ({@link java.io.EOFException}), or a channel that keeps returning no bytes is passed to the
      * completion.
      *
+     * <p>Memory consistency effects: the read's writes to {@code dst} <i>happen-before</i> the call of
+     * {@code completion}.
+     *
+     * @param dst        where the bytes go; filled completely unless the read fails
+     * @param channel    the file to read from
+     * @param position   the file position of the first byte to read, 0 or more
+     * @param completion called once, on the worker, when {@code dst} is full or the read has failed
      * @throws IllegalArgumentException when {@code position} is negative
      * @throws IllegalStateException    when the engine is closed
      */
@@ -175,6 +238,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
     /**
      * Not API: the pipeline engine's entry ({@link CopyService}); its parameter types are not exported. Use
      * {@code MemcpyAsync.memcpyAsync}.
+     *
+     * @param dst      where the bytes go
+     * @param src      where they come from
+     * @param target   the stage barrier the copy is tied to
+     * @param landing  where the copy's completion arrives
+     * @param onIssuer whether the issuing thread performs the copy itself
+     * @return how the copy is tied to the barrier
      */
     @Override
     public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
@@ -182,7 +252,16 @@ public final class CopyEngine implements AutoCloseable, CopyService {
         return engine.copyInto(dst, src, target, landing, onIssuer);
     }
 
-    /** Not API: the pipeline engine's entry for file reads ({@link CopyService}). */
+    /**
+     * Not API: the pipeline engine's entry for file reads ({@link CopyService}).
+     *
+     * @param dst      where the bytes go
+     * @param channel  the file to read from
+     * @param position the file position of the first byte
+     * @param target   the stage barrier the read is tied to
+     * @param landing  where the read's completion arrives
+     * @return how the read is tied to the barrier
+     */
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
                                              PhaseBarrier target, CopyLanding landing) {

@@ -63,7 +63,11 @@ public final class Tracer implements TraceSink {
         this.eventsPerLane = eventsPerLane;
     }
 
-    /** A new tracer keeping {@link #DEFAULT_EVENTS_PER_LANE} events per lane; its clock starts now. */
+    /**
+     * A new tracer keeping {@link #DEFAULT_EVENTS_PER_LANE} events per lane; its clock starts now.
+     *
+     * @return a new tracer
+     */
     public static Tracer create() {
         return new Tracer(DEFAULT_EVENTS_PER_LANE);
     }
@@ -72,6 +76,8 @@ public final class Tracer implements TraceSink {
      * A new tracer keeping the newest {@code eventsPerLane} events of each pipeline handle (and as many of its
      * copies); its clock starts now.
      *
+     * @param eventsPerLane how many of its newest events each lane keeps
+     * @return a new tracer
      * @throws IllegalArgumentException when {@code eventsPerLane} is outside {@value #MIN_EVENTS_PER_LANE}..
      *                                  {@value #MAX_EVENTS_PER_LANE}
      */
@@ -83,7 +89,11 @@ public final class Tracer implements TraceSink {
         return new Tracer(eventsPerLane);
     }
 
-    /** Events each ring of a lane keeps: the newest ones of a pipeline handle's thread, and of its copies. */
+    /**
+     * Events each ring of a lane keeps: the newest ones of a pipeline handle's thread, and of its copies.
+     *
+     * @return the events kept per ring
+     */
     public int eventsPerLane() {
         return eventsPerLane;
     }
@@ -91,6 +101,11 @@ public final class Tracer implements TraceSink {
     /**
      * For the pipeline engine, which calls it once per pipeline handle: a new lane for the handle. The lane's
      * type is not exported, so code outside jpipeline cannot record events through it.
+     *
+     * @param thread the handle's thread name
+     * @param rank   the handle's rank in its group
+     * @param role   the handle's role
+     * @return the new lane
      */
     @Override
     public TraceLane lane(String thread, int rank, String role) {
@@ -110,6 +125,7 @@ public final class Tracer implements TraceSink {
      *
      * <p>Memory consistency effects: see the class description.
      *
+     * @param consumer called once per event, in order of start
      * @return the number of events handed to {@code consumer}
      */
     public long drain(Consumer<? super TraceEvent> consumer) {
@@ -135,6 +151,8 @@ public final class Tracer implements TraceSink {
      * overwritten before they were drained count in {@link #dropped()}: when that is 0, nothing is missing.
      *
      * <p>Memory consistency effects: see the class description.
+     *
+     * @return the retained events, ordered by start
      */
     public List<TraceEvent> events() {
         List<TraceEvent> all = new ArrayList<>();
@@ -154,6 +172,8 @@ public final class Tracer implements TraceSink {
      * The number of events overwritten before a {@link #drain} handed them over: events that neither a drain
      * nor {@link #events()} can return any more. Without drains, that is every event recorded beyond the newest
      * {@link #eventsPerLane()} of each ring.
+     *
+     * @return the number of events lost
      */
     public long dropped() {
         reading.lock();
@@ -173,6 +193,9 @@ public final class Tracer implements TraceSink {
      * ui.perfetto.dev or chrome://tracing): one lane per thread, copies on a lane per producer, spans for waits
      * and copies. The top-level {@code otherData} object gives {@code droppedEvents} ({@link #dropped()}) and
      * {@code eventsPerLane}.
+     *
+     * @param file the file to write (created or replaced)
+     * @throws IOException when the file cannot be written
      */
     public void writeChromeTrace(Path file) throws IOException {
         try (Writer w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
@@ -180,7 +203,12 @@ public final class Tracer implements TraceSink {
         }
     }
 
-    /** Like {@link #writeChromeTrace(Path)}, to a writer (which it does not close). */
+    /**
+     * Like {@link #writeChromeTrace(Path)}, to a writer (which it does not close).
+     *
+     * @param w where to write
+     * @throws IOException when the writer fails
+     */
     public void writeChromeTrace(Writer w) throws IOException {
         List<TraceEvent> events = events();
         w.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"droppedEvents\":" + dropped() + ",\"eventsPerLane\":"
@@ -207,7 +235,12 @@ public final class Tracer implements TraceSink {
         w.write("\n]}\n");
     }
 
-    /** The lane an event is drawn in: its thread, or its thread's copies. */
+    /**
+     * The lane an event is drawn in: its thread, or its thread's copies.
+     *
+     * @param e an event
+     * @return the lane's name: the thread's, with " copies" for a copy
+     */
     public static String lane(TraceEvent e) {
         return e.operation() == StageOperation.COPY ? e.thread() + " copies" : e.thread();
     }
