@@ -272,7 +272,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * Stops the workers once every submitted copy has been performed and its completion called, and waits for
      * them, except when called from a completion (a worker thread): then it returns at once and the workers stop
      * on their own. Submitting afterwards throws {@link IllegalStateException}, whatever the size. The
-     * {@link #shared()} engine cannot be closed.
+     * {@link #shared()} engine cannot be closed. Closing again waits for the workers again. Uninterruptible: an
+     * interrupt is re-asserted on return.
+     *
+     * <p>Memory consistency effects: when called from a thread other than a worker, every copy's writes and every
+     * completion's actions <i>happen-before</i> {@code close} returns.
+     *
+     * @throws IllegalStateException when called on the {@link #shared()} engine
      */
     @Override
     public void close() {
