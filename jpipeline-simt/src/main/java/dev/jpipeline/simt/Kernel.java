@@ -30,11 +30,45 @@ public final class Kernel {
     }
 
     /**
-     * {@code kernel<<<grid, block, dynamicSharedBytes>>>}: runs {@code body} once per thread of the grid.
+     * {@code kernel<<<grid, block, dynamicSharedBytes>>>}: runs {@code body} once per thread of the grid, and
+     * waits for every thread to finish (unlike CUDA's asynchronous launch: as if it were followed by
+     * {@code cudaDeviceSynchronize()}). Blocks become resident at most as many at a time as the machine has
+     * cores, so threads of different blocks must not wait for each other (use
+     * {@link #launchCooperative} for that).
      *
-     * @throws IllegalArgumentException when the block has more than 1024 threads, or the shared memory is
-     *                                  negative or above 227 KiB
-     * @throws KernelFailure            when a thread throws or the launch hangs
+     * <p>When a thread throws, or the launch hangs, the launch is aborted: every thread parked in a jpipeline wait
+     * (pipelines, barriers, {@code __syncthreads}, {@code __syncwarp}, tile syncs), and every thread that parks in
+     * one later, unwinds with {@link KernelAbortedException}; blocks not yet resident are never started. This
+     * method still returns, by throwing, only once every started thread has finished, so a thread that neither
+     * finishes nor waits in a jpipeline wait (a spin loop, a JDK lock) keeps it waiting.
+     *
+     * <p>Memory consistency effects: actions in the launching thread prior to calling {@code launch}
+     * <i>happen-before</i> every action of every kernel thread (each is started afterwards, with
+     * {@link Thread#start()}); every action of {@code body} in every kernel thread happens-before the return
+     * from {@code launch}, whether it returns normally or throws {@link KernelFailure}, except when the
+     * launching thread was interrupted (see below), which ends the wait early.
+     *
+     * @param grid               the grid's extent in blocks ({@code gridDim}), not null; every component at
+     *                           least 1
+     * @param block              the block's extent in threads ({@code blockDim}), not null; every component at
+     *                           least 1, at most {@link #MAX_BLOCK_THREADS} threads in all
+     * @param dynamicSharedBytes the size in bytes of each block's {@code extern __shared__} memory
+     *                           ({@link KernelContext#dynamicShared()}), 0 to {@link #MAX_DYNAMIC_SHARED_BYTES}
+     * @param body               the kernel, run once by each thread of the grid with that thread's context; not
+     *                           null
+     * @throws NullPointerException     when {@code grid}, {@code block} or {@code body} is null
+     * @throws IllegalArgumentException when a component of {@code grid} or {@code block} is below 1, the block
+     *                                  has more than 1024 threads, or the shared memory is negative or above
+     *                                  227 KiB
+     * @throws ArithmeticException      when the block's thread count, the grid's block count or the grid's total
+     *                                  thread count does not fit in an {@code int}
+     * @throws KernelFailure            when a thread throws (the first such throwable is the cause, the message
+     *                                  names the thread and its block), when the launch hangs (no cause; the
+     *                                  message reports where each thread waits, see {@link #hangPatienceMillis()}),
+     *                                  or when the launching thread is interrupted while it waits (the cause is an
+     *                                  {@link InterruptedException}; the thread's interrupt status is set again,
+     *                                  the launch is aborted and this method returns without waiting for the
+     *                                  kernel threads to unwind)
      */
     public static void launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body) {
         new Launch(checked(grid, block, dynamicSharedBytes), block, dynamicSharedBytes,
@@ -44,9 +78,30 @@ public final class Kernel {
     /**
      * {@code cudaLaunchCooperativeKernel}: like {@link #launch}, with every block resident at once, so that
      * {@link KernelContext#grid()} can synchronize the whole grid (and a {@code ThreadScope.DEVICE} pipeline can
-     * span blocks).
+     * span blocks). Unlike CUDA, which bounds a cooperative grid by what fits on the device's multiprocessors,
+     * the bound here is a fixed 65,536 threads (one virtual thread each, all alive at once).
      *
+     * <p>Failures, hangs and aborts behave as in {@link #launch}.
+     *
+     * <p>Memory consistency effects: as {@link #launch}: actions in the launching thread prior to calling
+     * {@code launchCooperative} happen-before every action of every kernel thread, and every action of
+     * {@code body} in every kernel thread happens-before the return from {@code launchCooperative}, normal or by
+     * {@link KernelFailure}, unless the launching thread was interrupted.
+     *
+     * @param grid               the grid's extent in blocks ({@code gridDim}), not null; every component at
+     *                           least 1
+     * @param block              the block's extent in threads ({@code blockDim}), not null; every component at
+     *                           least 1, at most {@link #MAX_BLOCK_THREADS} threads in all
+     * @param dynamicSharedBytes the size in bytes of each block's {@code extern __shared__} memory, 0 to
+     *                           {@link #MAX_DYNAMIC_SHARED_BYTES}
+     * @param body               the kernel, run once by each thread of the grid with that thread's context; not
+     *                           null
+     * @throws NullPointerException     when {@code grid}, {@code block} or {@code body} is null
      * @throws IllegalArgumentException as {@link #launch}, or when the grid has more than 65,536 threads
+     * @throws ArithmeticException      when the block's thread count or the grid's block count does not fit in an
+     *                                  {@code int}
+     * @throws KernelFailure            as {@link #launch}: a thread threw, the launch hung, or the launching thread
+     *                                  was interrupted
      */
     public static void launchCooperative(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body) {
         Dim3 g = checked(grid, block, dynamicSharedBytes);
@@ -75,7 +130,12 @@ public final class Kernel {
 
     /**
      * How long every live thread of a launch must stay blocked, with nothing waking up, before the launch is
-     * declared hung: {@code -Djpipeline.simt.hangPatienceMillis} (default 500).
+     * declared hung: {@code -Djpipeline.simt.hangPatienceMillis} (default 500). No CUDA counterpart: a hung GPU
+     * kernel never returns.
+     *
+     * @return the patience in milliseconds: the system property's value, read again at each call (each launch
+     *         calls it once, when it starts), or 500 when the property is unset or not a decimal {@code long};
+     *         the value is not range-checked
      */
     public static long hangPatienceMillis() {
         return Long.getLong("jpipeline.simt.hangPatienceMillis", 500);

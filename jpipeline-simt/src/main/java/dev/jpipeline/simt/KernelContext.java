@@ -9,6 +9,12 @@ import java.util.function.Supplier;
  * One CUDA thread's view of its launch: the built-in variables ({@code threadIdx}, {@code blockIdx},
  * {@code blockDim}, {@code gridDim}), its groups (thread block, warp, tiled partitions, the grid of a
  * cooperative launch), {@code __shared__} memory and the execution barriers. Confined to its thread.
+ *
+ * <p>CUDA has no such object: device code reads the built-in variables and calls the intrinsics
+ * ({@code __syncthreads()}, {@code cooperative_groups::this_thread_block()}, ...) directly. Here each kernel
+ * thread gets its context as the argument of {@link KernelBody#run(KernelContext)}; the primitives API
+ * ({@link PipelinePrimitives}) finds it implicitly, like CUDA's free functions. Instances are made only by
+ * the runtime.
  */
 public final class KernelContext {
 
@@ -36,47 +42,93 @@ public final class KernelContext {
             warp.sync);
     }
 
-    /** {@code threadIdx}. */
+    /**
+     * {@code threadIdx}.
+     *
+     * @return this thread's index within its block, never null; each component in {@code 0} to the matching
+     *         component of {@link #blockDim()} minus 1
+     */
     public Dim3 threadIdx() {
         return threadIdx;
     }
 
-    /** {@code blockIdx}. */
+    /**
+     * {@code blockIdx}.
+     *
+     * @return the index of this thread's block within the grid, never null; each component in {@code 0} to the
+     *         matching component of {@link #gridDim()} minus 1
+     */
     public Dim3 blockIdx() {
         return block.blockIdx;
     }
 
-    /** {@code blockDim}. */
+    /**
+     * {@code blockDim}.
+     *
+     * @return the extent of every block of the launch in threads (the launch's {@code block} argument), never
+     *         null; at most {@link Kernel#MAX_BLOCK_THREADS} threads in all
+     */
     public Dim3 blockDim() {
         return launch.blockDim;
     }
 
-    /** {@code gridDim}. */
+    /**
+     * {@code gridDim}.
+     *
+     * @return the extent of the grid in blocks (the launch's {@code grid} argument), never null
+     */
     public Dim3 gridDim() {
         return launch.gridDim;
     }
 
-    /** This thread's linear rank in its block (x fastest): {@code this_thread_block().thread_rank()}. */
+    /**
+     * This thread's linear rank in its block (x fastest): {@code this_thread_block().thread_rank()}.
+     *
+     * @return {@code blockDim().linear(threadIdx())}, in {@code 0..blockDim().volume()-1}
+     */
     public int threadRank() {
         return rank;
     }
 
-    /** The lane of this thread in its warp, 0..31. */
+    /**
+     * The lane of this thread in its warp: CUDA's {@code %laneid}, or {@code threadRank() % 32}.
+     *
+     * @return {@code threadRank() % 32}, in {@code 0..31}; in a last warp of fewer than 32 threads (a block size
+     *         that is not a multiple of 32) below that warp's size
+     */
     public int laneId() {
         return rank % Kernel.WARP_SIZE;
     }
 
-    /** The index of this thread's warp in its block. */
+    /**
+     * The index of this thread's warp in its block: {@code threadRank() / 32} (not CUDA's {@code %warpid},
+     * which names a hardware slot and may change).
+     *
+     * @return {@code threadRank() / 32}, in {@code 0} to (block size + 31) / 32 - 1
+     */
     public int warpId() {
         return rank / Kernel.WARP_SIZE;
     }
 
-    /** {@code cooperative_groups::this_thread_block()}. */
+    /**
+     * {@code cooperative_groups::this_thread_block()}.
+     *
+     * @return this thread's view of its block, never null; the same instance at every call
+     */
     public ThreadBlock block() {
         return blockGroup;
     }
 
-    /** This thread's warp as a group ({@code tiled_partition<32>(this_thread_block())}); {@code sync} is {@code __syncwarp}. */
+    /**
+     * This thread's warp as a group ({@code tiled_partition<32>(this_thread_block())}); its {@link Group#sync()}
+     * is {@link #syncWarp()} (the same barrier, and it reconverges the warp too).
+     *
+     * <p>Memory consistency effects of its {@code sync()}: as {@link #syncWarp()}.
+     *
+     * @return this thread's view of its warp, never null, the same instance at every call: its
+     *         {@code size()} is 32, or fewer for the last warp of a block whose size is not a multiple of 32;
+     *         its {@code threadRank()} is {@link #laneId()}
+     */
     public Group warp() {
         return warpGroup;
     }
@@ -85,6 +137,20 @@ public final class KernelContext {
      * {@code cooperative_groups::tiled_partition(this_thread_block(), tileSize)}: the block cut into tiles of
      * {@code tileSize} consecutive threads (the last tile may be smaller); returns this thread's tile.
      *
+     * <p>Its {@link Group#sync()} waits for every thread of the tile (and only them) at a barrier that all the
+     * views of that tile share, within this block, for this tile size. Unlike {@link #warp()}'s, a tile's sync does
+     * not reconverge the warp, even for a tile size of 32: only {@link #syncWarp()}, {@code warp().sync()} and
+     * {@link #syncThreads()} begin a new convergence epoch (see {@link #diverge()}).
+     *
+     * <p>Memory consistency effects of its {@code sync()}: actions of every thread of the tile prior to its call
+     * to {@code sync()} happen-before actions of every thread of the tile following its return from the same
+     * sync (the same phase of the tile's barrier). It throws {@link KernelAbortedException} as
+     * {@link #syncThreads()} does.
+     *
+     * @param tileSize the number of threads per tile: a power of two, 1 to the block size
+     * @return this thread's view of its tile, never null; a new view at every call. Its {@code size()} is
+     *         {@code tileSize}, or fewer for the last tile when the block size is not a multiple of it; its
+     *         {@code threadRank()} is {@code threadRank() % tileSize}
      * @throws IllegalArgumentException when {@code tileSize} is not a power of two from 1 to the block size
      */
     public Group tiledPartition(int tileSize) {
@@ -101,6 +167,13 @@ public final class KernelContext {
      * {@code cooperative_groups::this_grid()}: every thread of the launch, for {@code ThreadScope.DEVICE}
      * pipelines and grid-wide syncs.
      *
+     * <p>Its {@link Group#sync()} ({@code grid.sync()}) waits for every thread of the grid. Memory consistency
+     * effects: actions of every thread of the grid prior to its call to {@code sync()} happen-before actions of
+     * every thread of the grid following its return from the same grid sync. It throws
+     * {@link KernelAbortedException} as {@link #syncThreads()} does, and does not reconverge warps.
+     *
+     * @return this thread's view of the grid, never null; a new view at every call. Its {@code size()} is the
+     *         launch's total thread count, its {@code threadRank()} is {@link #globalRank()}
      * @throws IllegalStateException outside a cooperative launch ({@link Kernel#launchCooperative}), where the
      *                               blocks are not guaranteed to run at the same time, as in CUDA
      */
@@ -108,19 +181,52 @@ public final class KernelContext {
         return launch.gridGroup(this);
     }
 
-    /** This thread's linear rank in the grid: block rank × block size + thread rank. */
+    /**
+     * This thread's linear rank in the grid: block rank × block size + thread rank (CUDA's
+     * {@code this_grid().thread_rank()}; available in every launch, cooperative or not).
+     *
+     * @return {@code gridDim().linear(blockIdx()) * blockDim().volume() + threadRank()}, in
+     *         {@code 0..gridDim().volume() * blockDim().volume() - 1}
+     */
     public long globalRank() {
         return (long) launch.gridDim.linear(block.blockIdx) * block.size + rank;
     }
 
-    /** {@code extern __shared__}: the block's dynamic shared memory (the launch's {@code dynamicSharedBytes}). */
+    /**
+     * {@code extern __shared__}: the block's dynamic shared memory (the launch's {@code dynamicSharedBytes}).
+     *
+     * <p>Plain memory: as in CUDA, one thread's writes become visible to another only through a synchronization,
+     * for example {@link #syncThreads()} or a pipeline wait.
+     *
+     * @return the same segment for every thread of the block, never null: {@code dynamicSharedBytes} long and
+     *         aligned to 16 bytes, accessible from any thread; {@link MemorySegment#NULL} (zero bytes) when the
+     *         launch asked for none. Do not rely on its initial contents (CUDA leaves shared memory
+     *         uninitialized). It is freed when the block's last thread finishes: an access after that throws
+     *         {@link IllegalStateException}, so do not let it escape the kernel
+     */
     public MemorySegment dynamicShared() {
         return block.dynamicShared;
     }
 
     /**
      * {@code __shared__ T x}: one instance per block, made by the first thread that asks (for example a
-     * {@code PipelineSharedState}).
+     * {@code PipelineSharedState}). Unlike CUDA, where a {@code __shared__} variable is declared statically and
+     * starts uninitialized, the variable is named by a key and made on first use by {@code init}.
+     *
+     * <p>A thread that asks for a key while another thread of the block runs its {@code init} blocks until that
+     * {@code init} returns. Memory consistency effects: actions of the thread that runs {@code init}, up to its
+     * return, happen-before the return of {@code shared} for the same key in every thread of the block (so the
+     * object is safely published); later changes to the object need their own synchronization.
+     *
+     * @param <T>  the variable's type; every call for one key must use the same type
+     * @param key  names the variable within the block (compared with {@code equals}), not null; keys of
+     *             {@code shared} and {@link #global} are separate
+     * @param init makes the variable's value; run at most once per block and key, by the first thread that asks
+     *             (again later only if it returned null); not null, and it must not call {@code shared} itself
+     * @return the block's instance for {@code key}: what {@code init} returned in the thread that ran it; null
+     *         only when that {@code init} returned null
+     * @throws NullPointerException when {@code key} or {@code init} is null
+     * @throws ClassCastException   (at the call site) when the variable was made with another type
      */
     public <T> T shared(Object key, Supplier<T> init) {
         Objects.requireNonNull(key, "key");
@@ -128,19 +234,68 @@ public final class KernelContext {
         return block.shared(key, init);
     }
 
-    /** One instance per grid (device memory), made by the first thread that asks. */
+    /**
+     * One instance per grid (device memory), made by the first thread that asks: a {@code __device__}
+     * variable, named by a key and made on first use by {@code init} rather than declared statically.
+     *
+     * <p>A thread that asks for a key while another thread of the launch runs its {@code init} blocks until that
+     * {@code init} returns. Memory consistency effects: actions of the thread that runs {@code init}, up to its
+     * return, happen-before the return of {@code global} for the same key in every thread of the launch; later
+     * changes to the object need their own synchronization.
+     *
+     * @param <T>  the variable's type; every call for one key must use the same type
+     * @param key  names the variable within the launch (compared with {@code equals}), not null; keys of
+     *             {@code global} and {@link #shared} are separate
+     * @param init makes the variable's value; run at most once per launch and key, by the first thread that
+     *             asks (again later only if it returned null); not null, and it must not call {@code global}
+     *             itself
+     * @return the launch's instance for {@code key}: what {@code init} returned in the thread that ran it; null
+     *         only when that {@code init} returned null
+     * @throws NullPointerException when {@code key} or {@code init} is null
+     * @throws ClassCastException   (at the call site) when the variable was made with another type
+     */
     public <T> T global(Object key, Supplier<T> init) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(init, "init");
         return launch.global(key, init);
     }
 
-    /** {@code __syncthreads()}: waits for every thread of the block; reconverges the block's warps. */
+    /**
+     * {@code __syncthreads()}: waits until every thread of the block has called it; reconverges the block's warps
+     * (a new convergence epoch for each, see {@link #diverge()}) before any thread returns.
+     *
+     * <p>Every thread of the block counts, including one that has already returned from the kernel: unlike a
+     * GPU, where exited threads no longer take part, a block in which some thread has finished and the others
+     * call {@code syncThreads()} hangs, and the launch fails with a hang report. The wait is not interruptible:
+     * an interrupt is remembered and the thread's interrupt status set again on return.
+     *
+     * <p>Memory consistency effects: actions of every thread of the block prior to its call to
+     * {@code syncThreads()} happen-before actions of every thread of the block following its return from the
+     * same {@code __syncthreads} (the same phase of the block's barrier).
+     *
+     * @throws KernelAbortedException when the launch is aborted (another thread failed, or the launch hung)
+     *                                before this wait could end: it unwinds the thread; do not catch it
+     */
     public void syncThreads() {
         block.syncThreads.arriveAndWait();
     }
 
-    /** {@code __syncwarp()}: waits for every lane of this thread's warp; reconverges the warp. */
+    /**
+     * {@code __syncwarp()}: waits until every lane of this thread's warp has called it (or
+     * {@code warp().sync()}); reconverges the warp (a new convergence epoch, see {@link #diverge()}) before any
+     * lane returns. Unlike CUDA's {@code __syncwarp(mask)} there is no mask: it is always the full mask,
+     * {@code 0xffffffff}, of the warp's lanes (fewer than 32 in a short last warp), and a lane that has
+     * returned from the kernel still counts (the others hang, and the launch fails with a hang report). The
+     * wait is not interruptible: an interrupt is remembered and the thread's interrupt status set again on
+     * return.
+     *
+     * <p>Memory consistency effects: actions of every lane of the warp prior to its call to {@code syncWarp()}
+     * happen-before actions of every lane of the warp following its return from the same {@code __syncwarp}
+     * (the same phase of the warp's barrier).
+     *
+     * @throws KernelAbortedException when the launch is aborted (another thread failed, or the launch hung)
+     *                                before this wait could end: it unwinds the thread; do not catch it
+     */
     public void syncWarp() {
         warp.sync.arriveAndWait();
     }
