@@ -23,7 +23,10 @@ public final class RolePartition implements Example {
     static final int BATCHES = 64;
     static final int STAGES = 2;
 
-    /** The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches of {@value #BATCH} floats. */
+    /**
+     * The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches of {@value #BATCH}
+     * floats.
+     */
     public RolePartition() {
     }
 
