@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.util.Arrays;
 
 /** Two threads produce, two consume, four stages in flight: the consumers sum 100 batches of 1024 longs. */
-public final class ReadmePartitioned {
+final class ReadmePartitioned {
 
     static final int STAGES = 4, PRODUCERS = 2, CONSUMERS = 2, BATCHES = 100, BATCH = 1024;   // BATCH longs
 
