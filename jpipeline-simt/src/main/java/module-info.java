@@ -5,5 +5,4 @@
 module dev.jpipeline.simt {
     requires transitive dev.jpipeline.core;
     exports dev.jpipeline.simt;
-    exports dev.jpipeline.simt.examples;
 }

@@ -1,8 +1,8 @@
 package dev.jpipeline.bench;
 
+import dev.jpipeline.examples.ProducerConsumer;
 import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
-import dev.jpipeline.simt.examples.ProducerConsumer;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

@@ -1,7 +1,7 @@
 package dev.jpipeline.cli;
 
-import dev.jpipeline.simt.examples.Example;
-import dev.jpipeline.simt.examples.Examples;
+import dev.jpipeline.examples.Example;
+import dev.jpipeline.examples.Examples;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -18,6 +18,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class PipelineCreation implements Example {
 
     static final int THREADS = 64;
+
+    /** The example at its built-in size: one block of {@value #THREADS} threads. */
+    public PipelineCreation() {
+    }
 
     @Override
     public String name() {

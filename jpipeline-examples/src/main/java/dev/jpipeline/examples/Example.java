@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 /**
  * A CUDA documentation example ported to jpipeline: it launches its kernel on built-in data and checks the
@@ -6,13 +6,25 @@ package dev.jpipeline.simt.examples;
  */
 public interface Example {
 
-    /** A short name, for tables. */
+    /**
+     * A short name, for tables.
+     *
+     * @return the example's name
+     */
     String name();
 
-    /** Where the CUDA original comes from. */
+    /**
+     * Where the CUDA original comes from.
+     *
+     * @return the document (and section) the example is ported from
+     */
     String source();
 
-    /** CUDA threads the example launches. */
+    /**
+     * CUDA threads the example launches.
+     *
+     * @return the number of threads of the example's kernel, all blocks together
+     */
     int threads();
 
     /**

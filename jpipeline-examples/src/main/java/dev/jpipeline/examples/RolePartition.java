@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -22,6 +22,13 @@ public final class RolePartition implements Example {
     static final int BATCH = 512;
     static final int BATCHES = 64;
     static final int STAGES = 2;
+
+    /**
+     * The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches of {@value #BATCH}
+     * floats.
+     */
+    public RolePartition() {
+    }
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -17,6 +17,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class TrackingAsyncCopies implements Example {
 
     static final int BLOCK_SIZE = 128;
+
+    /** The example at its built-in size: one block of {@value #BLOCK_SIZE} threads. */
+    public TrackingAsyncCopies() {
+    }
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

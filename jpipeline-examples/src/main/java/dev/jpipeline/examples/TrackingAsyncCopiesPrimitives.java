@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.simt.PipelinePrimitives.pipelineCommit;
 import static dev.jpipeline.simt.PipelinePrimitives.pipelineMemcpyAsync;
@@ -13,6 +13,10 @@ import java.util.concurrent.atomic.AtomicBoolean;
 public final class TrackingAsyncCopiesPrimitives implements Example {
 
     static final int BLOCK_SIZE = 128;
+
+    /** The example at its built-in size: one block of {@value #BLOCK_SIZE} threads. */
+    public TrackingAsyncCopiesPrimitives() {
+    }
 
     @Override
     public String name() {

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -19,6 +19,10 @@ public final class EarlyExit implements Example {
 
     static final int THREADS = 128;
     static final int BATCHES = 16;
+
+    /** The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches. */
+    public EarlyExit() {
+    }
 
     @Override
     public String name() {

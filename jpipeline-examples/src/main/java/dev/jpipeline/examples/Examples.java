@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import java.time.Duration;
 import java.util.List;
@@ -9,11 +9,22 @@ public final class Examples {
     private Examples() {
     }
 
-    /** The outcome of one example run. */
+    /**
+     * The outcome of one example run.
+     *
+     * @param example the example that ran
+     * @param verified whether it matched its reference (false when it failed)
+     * @param time how long it ran
+     * @param failure what it threw, or null when it returned
+     */
     public record Result(Example example, boolean verified, Duration time, Throwable failure) {
     }
 
-    /** All examples. */
+    /**
+     * All examples.
+     *
+     * @return every ported example, in the order of the CUDA documentation
+     */
     public static List<Example> all() {
         return List.of(
             new PipelineCreation(),
@@ -28,7 +39,12 @@ public final class Examples {
             new TimedWaits());
     }
 
-    /** Runs {@code example}, catching its failure (a failed run is not verified). */
+    /**
+     * Runs {@code example}, catching its failure (a failed run is not verified).
+     *
+     * @param example the example to run
+     * @return its outcome and its time
+     */
     public static Result run(Example example) {
         long start = System.nanoTime();
         try {

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -21,6 +21,10 @@ public final class ReferenceKernel implements Example {
 
     static final int GROUP = 128;
     static final int SUBSETS = 64;
+
+    /** The example at its built-in size: a group of {@value #GROUP} threads, {@value #SUBSETS} subsets. */
+    public ReferenceKernel() {
+    }
 
     @Override
     public String name() {

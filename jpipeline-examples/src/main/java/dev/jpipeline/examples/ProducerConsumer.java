@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import dev.jpipeline.Group;
 import dev.jpipeline.MemcpyAsync;
@@ -28,7 +28,15 @@ public final class ProducerConsumer implements Example {
         this(1 << 20, 4, 256, 1024);
     }
 
-    /** A sized instance (each block gets {@code n / blocks} floats, a multiple of {@code bufferLen}). */
+    /**
+     * A sized instance: each block streams {@code n / blocks} floats, which must be a multiple of
+     * {@code bufferLen}.
+     *
+     * @param n floats in the input and the output
+     * @param blocks blocks in the grid
+     * @param blockSize threads per block, half of them producers
+     * @param bufferLen floats per batch (one stage buffer)
+     */
     public ProducerConsumer(int n, int blocks, int blockSize, int bufferLen) {
         this.n = n;
         this.blocks = blocks;

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -23,7 +23,11 @@ public final class BinaryPartitions implements Example {
 
     private final boolean mistake;
 
-    /** @param mistake run the article's hanging version (true) or the corrected one (false) */
+    /**
+     * The article's first (unguarded) or corrected (guarded) version.
+     *
+     * @param mistake run the article's hanging version (true) or the corrected one (false)
+     */
     public BinaryPartitions(boolean mistake) {
         this.mistake = mistake;
     }

@@ -1,4 +1,4 @@
-package dev.jpipeline.simt.examples;
+package dev.jpipeline.examples;
 
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 
@@ -21,6 +21,10 @@ public final class TimedWaits implements Example {
 
     static final int THREADS = 32;
     static final int BATCHES = 8;
+
+    /** The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches. */
+    public TimedWaits() {
+    }
 
     @Override
     public String name() {

@@ -1,9 +1,7 @@
-package dev.jpipeline.simt;
+package dev.jpipeline.examples;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import dev.jpipeline.simt.examples.Example;
-import dev.jpipeline.simt.examples.Examples;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
