@@ -58,10 +58,8 @@ public final class Kernel {
      *                           null
      * @throws NullPointerException     when {@code grid}, {@code block} or {@code body} is null
      * @throws IllegalArgumentException when a component of {@code grid} or {@code block} is below 1, the block
-     *                                  has more than 1024 threads, or the shared memory is negative or above
-     *                                  227 KiB
-     * @throws ArithmeticException      when the block's thread count, the grid's block count or the grid's total
-     *                                  thread count does not fit in an {@code int}
+     *                                  has more than 1024 threads, the grid more than 2^31 - 1 threads in all,
+     *                                  or the shared memory is negative or above 227 KiB
      * @throws KernelFailure            when a thread throws (the first such throwable is the cause, the message
      *                                  names the thread and its block), when the launch hangs (no cause; the
      *                                  message reports where each thread waits, see {@link #hangPatienceMillis()}),
@@ -98,8 +96,6 @@ public final class Kernel {
      *                           null
      * @throws NullPointerException     when {@code grid}, {@code block} or {@code body} is null
      * @throws IllegalArgumentException as {@link #launch}, or when the grid has more than 65,536 threads
-     * @throws ArithmeticException      when the block's thread count or the grid's block count does not fit in an
-     *                                  {@code int}
      * @throws KernelFailure            as {@link #launch}: a thread threw, the launch hung, or the launching thread
      *                                  was interrupted
      */
@@ -117,9 +113,15 @@ public final class Kernel {
         Objects.requireNonNull(block, "block");
         Dim3.of(grid.x(), grid.y(), grid.z());
         Dim3.of(block.x(), block.y(), block.z());
-        if (block.volume() > MAX_BLOCK_THREADS) {
+        long blockThreads = (long) block.x() * block.y() * block.z();     // in long: no overflow before the check
+        if (blockThreads > MAX_BLOCK_THREADS) {
             throw new IllegalArgumentException("a thread block has at most " + MAX_BLOCK_THREADS + " threads, got "
-                + block + " = " + block.volume());
+                + block + " = " + blockThreads);
+        }
+        long blocks = (long) grid.x() * grid.y() * grid.z();
+        if (blocks * blockThreads > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("a launch has at most " + Integer.MAX_VALUE + " threads in all, got "
+                + grid + " blocks of " + block + " = " + blocks * blockThreads);
         }
         if (dynamicSharedBytes < 0 || dynamicSharedBytes > MAX_DYNAMIC_SHARED_BYTES) {
             throw new IllegalArgumentException("dynamic shared memory must be in 0.." + MAX_DYNAMIC_SHARED_BYTES

@@ -95,6 +95,20 @@ class KernelTest {
     }
 
     @Test
+    void extentsWhoseThreadCountsOverflowAnIntAreRejectedByName() {
+        IllegalArgumentException block = assertThrows(IllegalArgumentException.class,
+            () -> Kernel.launch(Dim3.of(1), Dim3.of(65536, 65536, 1), 0, ctx -> { }));
+        assertTrue(block.getMessage().contains("at most 1024 threads") && block.getMessage().contains("4294967296"),
+            block.getMessage());
+        IllegalArgumentException grid = assertThrows(IllegalArgumentException.class,
+            () -> Kernel.launch(Dim3.of(65536, 65536, 2), Dim3.of(32), 0, ctx -> { }));
+        assertTrue(grid.getMessage().contains("threads in all") && grid.getMessage().contains("274877906944"),
+            grid.getMessage());
+        assertThrows(IllegalArgumentException.class,
+            () -> Kernel.launchCooperative(Dim3.of(65536, 65536, 1), Dim3.of(1024), 0, ctx -> { }));
+    }
+
+    @Test
     void aThrowingThreadFailsTheLaunchWithItsCoordinates() {
         KernelFailure failure = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(2), Dim3.of(64), 0,
             ctx -> {
