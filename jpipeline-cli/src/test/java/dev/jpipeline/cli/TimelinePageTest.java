@@ -130,7 +130,7 @@ class TimelinePageTest {
         assertEquals(0L, js.executeScript("return document.querySelectorAll('.injected').length"));
         String summary = browser.findElement(By.id("summary")).getText();
         assertTrue(summary.contains("producers (1) waited") && summary.contains("consumers (1) waited")
-            && summary.contains("20.0 MiB in 10"), summary);
+            && summary.contains("20.0 MiB in 10 copies"), summary);
 
         // batch 7's computation, 80 µs, is drawn 2 px wide although it is narrower than a pixel
         String span = "const c = timelineChart, s = c.getOption().series.findIndex(x => x.name === 'stage 1');"
@@ -170,7 +170,7 @@ class TimelinePageTest {
         assertEquals(List.of("producer 0", "copies of producer 0", "producer 1", "copies of producer 1",
             "consumer 0", "consumer 1"), js.executeScript("return timelineChart.getOption().yAxis[0].data"));
         String summary = browser.findElement(By.id("summary")).getText();
-        assertTrue(summary.contains("producers (2) waited") && summary.contains("16.0 MiB in 128"), summary);
+        assertTrue(summary.contains("producers (2) waited") && summary.contains("16.0 MiB in 128 copies"), summary);
         assertNoConsoleErrors();
     }
 
