@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.ToIntFunction;
 import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -104,16 +105,19 @@ final class TimelinePage {
         for (TraceEvent e : events) {
             roles.merge(Lane.of(e).owner(), role(e), (a, b) -> a.equals(b) ? a : e.role());
         }
-        List<String> order = List.of("producer", "consumer");
+        ToIntFunction<Lane> group = l -> switch (roles.get(l.owner())) {
+            case "producer" -> 0;
+            case "consumer" -> 1;
+            default -> 2;
+        };
         Map<Lane, String> lanes = new LinkedHashMap<>();
         events.stream().map(Lane::of).distinct()
-            .sorted(Comparator.comparingInt((Lane l) -> Math.floorMod(order.indexOf(roles.get(l.owner())), 3))
-                .thenComparingInt(Lane::rank).thenComparing(Lane::copies))
+            .sorted(Comparator.comparingInt(group).thenComparingInt(Lane::rank).thenComparing(Lane::copies))
             .forEach(lane -> lanes.put(lane, roles.get(lane.owner())));
         return lanes;
     }
 
-    /** The role an event shows: producer or consumer by its operation (a partitioned pipeline has both). */
+    /** The role an event shows by its operation: a partitioned pipeline's threads all say "partitioned". */
     private static String role(TraceEvent e) {
         return switch (e.operation()) {
             case ACQUIRE, COMMIT, COPY -> "producer";
@@ -155,7 +159,7 @@ final class TimelinePage {
     }
 
     /** Text escaped for HTML content and attribute values; control characters become U+FFFD. */
-    static String html(String s) {
+    private static String html(String s) {
         StringBuilder out = new StringBuilder();
         for (char c : s.toCharArray()) {
             out.append(switch (c) {

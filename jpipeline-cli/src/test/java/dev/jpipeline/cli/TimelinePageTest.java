@@ -174,6 +174,16 @@ class TimelinePageTest {
         assertNoConsoleErrors();
     }
 
+    @Test
+    void anEmptyTraceGivesAnEmptyChart() throws Exception {
+        Assumptions.assumeTrue(browser != null, "no " + CHROMIUM + " and " + CHROMEDRIVER + ": not rendered");
+        Path page = dir.resolve("empty.html");
+        TimelinePage.write(page, List.of(), 4, e -> 0, "nothing");
+        JavascriptExecutor js = load(page);
+        assertEquals(List.of(), js.executeScript("return timelineChart.getOption().yAxis[0].data"));
+        assertNoConsoleErrors();
+    }
+
     private static JavascriptExecutor load(Path page) {
         browser.manage().logs().get(LogType.BROWSER); // drops the previous page's entries
         browser.get(page.toUri().toString());
