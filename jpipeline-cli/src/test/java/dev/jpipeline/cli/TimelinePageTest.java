@@ -25,6 +25,7 @@ import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.interactions.Actions;
 import org.openqa.selenium.logging.LogEntry;
 import org.openqa.selenium.logging.LogType;
 import org.openqa.selenium.logging.LoggingPreferences;
@@ -33,7 +34,7 @@ import org.openqa.selenium.support.ui.WebDriverWait;
 /**
  * The timeline page is one self-contained file that escapes every name, and, in headless Chromium (driven by
  * Selenium through the system's chromedriver), draws its lanes without a console error, zooms, and shows a
- * span's details on hover.
+ * span's details when the mouse hovers it.
  */
 @Timeout(180)
 class TimelinePageTest {
@@ -147,7 +148,12 @@ class TimelinePageTest {
         assertEquals(213.0, ((Number) js.executeScript("return timelineChart.getOption().dataZoom[0].startValue"))
             .doubleValue());
 
-        js.executeScript(span + "c.dispatchAction({type: 'showTip', seriesIndex: s, dataIndex: i})");
+        // the mouse hovers the span's middle (offsets from the chart's centre) and the tooltip shows its details
+        List<?> at = (List<?>) js.executeScript(span + "const v = c.getOption().series[s].data[i];"
+            + "return c.convertToPixel({xAxisIndex: 0, yAxisIndex: 0}, [(v[0] + v[1]) / 2, v[2]])"
+            + ".map((p, k) => Math.round(p - [c.getWidth(), c.getHeight()][k] / 2))");
+        new Actions(browser).moveToElement(browser.findElement(By.id("chart")), ((Number) at.get(0)).intValue(),
+            ((Number) at.get(1)).intValue()).perform();
         String tip = new WebDriverWait(browser, Duration.ofSeconds(10)).until(d -> {
             String text = (String) js.executeScript(
                 "const t = document.querySelector('.timeline-tip'); return t ? t.innerText : ''");
