@@ -129,8 +129,9 @@ final class TimelinePage {
     private static String laneJson(Map<Lane, String> lanes) {
         StringBuilder json = new StringBuilder("[");
         Map<String, Integer> perRole = new HashMap<>();
+        Map<Lane, Integer> indexes = new HashMap<>();
         lanes.forEach((lane, role) -> {
-            int index = lane.copies() ? perRole.get(role) - 1 : perRole.merge(role, 1, Integer::sum) - 1;
+            int index = indexes.computeIfAbsent(lane.owner(), owner -> perRole.merge(role, 1, Integer::sum) - 1);
             String label = (lane.copies() ? "copies of " : "") + role + " " + index;
             json.append(json.length() > 1 ? "," : "").append("{\"label\":").append(json(label))
                 .append(",\"role\":").append(json(lane.copies() ? "copies" : role))
@@ -145,7 +146,7 @@ final class TimelinePage {
             to / 1e3, e.stage(), e.batch(), bytes));
     }
 
-    /** A JSON string literal that is also safe inside an HTML {@code <script>}: no {@code <}, {@code >}, {@code &}. */
+    /** A JSON string literal that is also safe inside an HTML {@code <script>}: no raw {@code < > &}. */
     static String json(String s) {
         StringBuilder out = new StringBuilder("\"");
         for (char c : s.toCharArray()) {

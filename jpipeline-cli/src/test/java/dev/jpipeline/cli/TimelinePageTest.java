@@ -139,7 +139,8 @@ class TimelinePageTest {
         assertTrue((Double) js.executeScript(span + "return c.convertToPixel({xAxisIndex: 0}, 0.08)"
             + " - c.convertToPixel({xAxisIndex: 0}, 0)") < 1, "the span is narrower than a pixel");
         assertTrue(((Number) js.executeScript(span + "const d = c.getModel().getSeriesByIndex(s).getData();"
-            + "return d.getItemGraphicEl(d.indexOfRawIndex(i)).shape.width")).doubleValue() >= 2, "the span is drawn 2 px wide");
+            + "return d.getItemGraphicEl(d.indexOfRawIndex(i)).shape.width")).doubleValue() >= 2,
+            "the span is drawn 2 px wide");
 
         // zoom to 213..215 ms, around batch 7's computation: 80 µs are then ~40 px
         js.executeScript("timelineChart.dispatchAction({type: 'dataZoom', startValue: 213, endValue: 215})");
