@@ -166,8 +166,9 @@ final class StreamCommand implements Callable<Integer> {
                 dropped == 0 ? "" : ", the newest; " + dropped + " dropped");
         }
         if (timeline != null) {
-            TimelinePage.write(timeline, events, stages, source.name() + ", " + stages + " stages, " + producers
-                + " producers, " + consumers + " consumers");
+            TimelinePage.write(timeline, events, stages,
+                e -> StreamJob.share(Math.min(chunk, source.size() - e.batch() * chunk), producers, e.rank(), 1)[1],
+                source.name() + ", " + stages + " stages, " + producers + " producers, " + consumers + " consumers");
             out.printf(Locale.ROOT, "  timeline  %s%n", timeline);
         }
         out.flush();

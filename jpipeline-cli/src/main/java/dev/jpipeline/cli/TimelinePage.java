@@ -2,124 +2,198 @@ package dev.jpipeline.cli;
 
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.TraceEvent;
-import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.StringReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.ToIntFunction;
+import java.util.function.ToLongFunction;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * A self-contained HTML page (no network access) that draws a traced run as a timeline: one lane per thread and
- * one per producer's copies, spans coloured by stage, waits drawn in grey with a red edge, the consumers'
- * computing time between wait and release in the stage's colour.
+ * A self-contained HTML page (one file, no network access) that shows a traced run as a timeline, drawn by
+ * Apache ECharts, whose minified script is read from its webjar on the class path and inlined with its licence
+ * header. Lanes are grouped by role: each producer followed by its copies, then the consumers. Waits are grey,
+ * the rest is coloured by stage: a producer's time from acquire to commit (issuing its copies), a consumer's
+ * from wait to release (computing), and the copies in flight. The page zooms and pans, shows each span's
+ * details on hover, and sums up the stalls per role and the copy bandwidth.
  */
 final class TimelinePage {
+
+    private static final String ECHARTS_POM = "META-INF/maven/org.webjars/echarts/pom.properties";
+    private static final Pattern SLOT = Pattern.compile("\\{\\{(title|data|echarts)}}");
+
+    /** What a span shows, in the page's order (its {@code KINDS}). */
+    private enum Kind { PRODUCER_WAIT, CONSUMER_WAIT, ISSUE, COMPUTE, COPY }
+
+    /** A lane: one thread, or one thread's copies. */
+    private record Lane(String thread, int rank, boolean copies) {
+
+        static Lane of(TraceEvent e) {
+            return new Lane(e.thread(), e.rank(), e.operation() == StageOperation.COPY);
+        }
+
+        Lane owner() {
+            return new Lane(thread, rank, false);
+        }
+    }
 
     private TimelinePage() {
     }
 
-    static void write(Path file, List<TraceEvent> events, int stages, String title) throws IOException {
-        List<String> lanes = new ArrayList<>();
-        StringBuilder data = new StringBuilder("[");
-        java.util.Map<String, Long> waitEnd = new java.util.HashMap<>();
+    /**
+     * Writes the page.
+     *
+     * @param file      where
+     * @param events    the trace, ordered by start
+     * @param stages    the pipeline's stage count (one colour each)
+     * @param copyBytes the bytes a {@link StageOperation#COPY} event moved
+     * @param title     the run, for the page's heading
+     */
+    static void write(Path file, List<TraceEvent> events, int stages, ToLongFunction<TraceEvent> copyBytes,
+                      String title) throws IOException {
+        Map<Lane, String> roles = lanes(events);
+        Map<Lane, Integer> lanes = new HashMap<>();
+        roles.keySet().forEach(lane -> lanes.put(lane, lanes.size()));
+        StringBuilder spans = new StringBuilder();
+        Map<Lane, Long> busyFrom = new HashMap<>();
         for (TraceEvent e : events) {
-            String lane = Tracer.lane(e);
-            if (!lanes.contains(lane)) {
-                lanes.add(lane);
-            }
-            int l = lanes.indexOf(lane);
+            Lane lane = Lane.of(e);
+            int l = lanes.get(lane);
+            long end = e.startNanos() + e.durationNanos();
             switch (e.operation()) {
-                case ACQUIRE, WAIT -> span(data, l, "wait", e.startNanos(), e.durationNanos(), e.stage());
-                case COPY -> span(data, l, "copy", e.startNanos(), e.durationNanos(), e.stage());
-                case RELEASE -> {
-                    Long end = waitEnd.remove(lane);
-                    if (end != null) {
-                        span(data, l, "compute", end, e.startNanos() - end, e.stage());
+                case ACQUIRE -> span(spans, l, Kind.PRODUCER_WAIT, e.startNanos(), end, e, 0);
+                case WAIT -> span(spans, l, Kind.CONSUMER_WAIT, e.startNanos(), end, e, 0);
+                case COPY -> span(spans, l, Kind.COPY, e.startNanos(), end, e, copyBytes.applyAsLong(e));
+                case COMMIT, RELEASE -> {
+                    Long from = busyFrom.remove(lane);
+                    if (from != null) {
+                        Kind kind = e.operation() == StageOperation.COMMIT ? Kind.ISSUE : Kind.COMPUTE;
+                        span(spans, l, kind, from, e.startNanos(), e, 0);
                     }
                 }
-                case COMMIT -> span(data, l, "commit", e.startNanos(), 0, e.stage());
             }
-            if (e.operation() == StageOperation.WAIT) {
-                waitEnd.put(lane, e.startNanos() + e.durationNanos());
+            if (e.operation() == StageOperation.ACQUIRE || e.operation() == StageOperation.WAIT) {
+                busyFrom.put(lane, end);
             }
         }
-        if (data.length() > 1) {
-            data.setLength(data.length() - 1);
+        String data = "{\"title\":" + json(title) + ",\"stages\":" + stages + ",\"lanes\":" + laneJson(roles)
+            + ",\"spans\":[" + (spans.isEmpty() ? "" : spans.substring(1)) + "]}";
+        Map<String, String> slots = Map.of("title", html(title), "data", data, "echarts", echarts());
+        Matcher m = SLOT.matcher(read(TimelinePage.class.getResourceAsStream("timeline.html"), "timeline.html"));
+        StringBuilder page = new StringBuilder();
+        while (m.find()) {
+            m.appendReplacement(page, Matcher.quoteReplacement(slots.get(m.group(1))));
         }
-        data.append(']');
-        StringBuilder laneNames = new StringBuilder("[");
-        for (String lane : lanes) {
-            laneNames.append('"').append(lane.replace("\\", "\\\\").replace("\"", "\\\"")).append("\",");
-        }
-        if (laneNames.length() > 1) {
-            laneNames.setLength(laneNames.length() - 1);
-        }
-        laneNames.append(']');
-        String html = TEMPLATE.replace("%TITLE%", title.replace("<", "&lt;"))
-            .replace("%LANES%", laneNames).replace("%SPANS%", data).replace("%STAGES%", String.valueOf(stages));
-        Files.writeString(file, html, StandardCharsets.UTF_8);
+        m.appendTail(page);
+        Files.writeString(file, page, StandardCharsets.UTF_8);
     }
 
-    private static void span(StringBuilder data, int lane, String kind, long start, long duration, int stage) {
-        data.append(String.format(Locale.ROOT, "[%d,\"%s\",%.3f,%.3f,%d],", lane, kind, start / 1000.0,
-            duration / 1000.0, stage));
+    /** The lanes in order (each producer followed by its copies, then the consumers), with their roles. */
+    private static Map<Lane, String> lanes(List<TraceEvent> events) {
+        Map<Lane, String> roles = new HashMap<>();
+        for (TraceEvent e : events) {
+            roles.merge(Lane.of(e).owner(), role(e), (a, b) -> a.equals(b) ? a : e.role());
+        }
+        ToIntFunction<Lane> group = l -> switch (roles.get(l.owner())) {
+            case "producer" -> 0;
+            case "consumer" -> 1;
+            default -> 2;
+        };
+        Map<Lane, String> lanes = new LinkedHashMap<>();
+        events.stream().map(Lane::of).distinct()
+            .sorted(Comparator.comparingInt(group).thenComparingInt(Lane::rank).thenComparing(Lane::copies))
+            .forEach(lane -> lanes.put(lane, roles.get(lane.owner())));
+        return lanes;
     }
 
-    private static final String TEMPLATE = """
-        <!DOCTYPE html>
-        <html><head><meta charset="utf-8"><title>jpipeline timeline: %TITLE%</title>
-        <style>
-          body { font: 13px sans-serif; margin: 12px; background: #fff; color: #222; }
-          #legend span { display: inline-block; margin-right: 14px; }
-          #legend i { display: inline-block; width: 12px; height: 12px; margin-right: 4px; vertical-align: -2px; }
-          canvas { border: 1px solid #ccc; }
-        </style></head>
-        <body>
-        <h3>jpipeline timeline: %TITLE%</h3>
-        <div id="legend"></div>
-        <canvas id="timeline" width="1400" height="400"></canvas>
-        <script>
-        const lanes = %LANES%;
-        const spans = %SPANS%;   // [lane, kind, start us, duration us, stage]
-        const stages = %STAGES%;
-        const colour = s => `hsl(${(s * 360 / Math.max(1, stages)) | 0}, 70%, 55%)`;
-        const legend = document.getElementById('legend');
-        legend.innerHTML = '<span><i style="background:#bbb;border:1px solid #d33"></i>waiting</span>'
-          + Array.from({length: stages}, (_, s) => `<span><i style="background:${colour(s)}"></i>stage ${s}</span>`).join('')
-          + '<span>copies: lighter lanes; compute: between a consumer\\'s wait and release</span>';
-        const canvas = document.getElementById('timeline');
-        const laneHeight = 22, labelWidth = 230, marginTop = 20;
-        canvas.height = marginTop + lanes.length * laneHeight + 30;
-        const g = canvas.getContext('2d');
-        const end = spans.reduce((m, s) => Math.max(m, s[2] + s[3]), 1);
-        const x = t => labelWidth + (t / end) * (canvas.width - labelWidth - 10);
-        g.fillStyle = '#fff'; g.fillRect(0, 0, canvas.width, canvas.height);
-        lanes.forEach((name, i) => {
-          g.fillStyle = i % 2 ? '#f4f4f4' : '#fafafa';
-          g.fillRect(labelWidth, marginTop + i * laneHeight, canvas.width - labelWidth, laneHeight);
-          g.fillStyle = '#222'; g.fillText(name, 4, marginTop + i * laneHeight + 15);
+    /** The role an event shows by its operation: a partitioned pipeline's threads all say "partitioned". */
+    private static String role(TraceEvent e) {
+        return switch (e.operation()) {
+            case ACQUIRE, COMMIT, COPY -> "producer";
+            case WAIT, RELEASE -> "consumer";
+        };
+    }
+
+    /** The lanes as JSON objects: label ("producer 0", "copies of producer 0"), role, thread name. */
+    private static String laneJson(Map<Lane, String> lanes) {
+        StringBuilder json = new StringBuilder("[");
+        Map<String, Integer> perRole = new HashMap<>();
+        Map<Lane, Integer> indexes = new HashMap<>();
+        lanes.forEach((lane, role) -> {
+            int index = indexes.computeIfAbsent(lane.owner(), owner -> perRole.merge(role, 1, Integer::sum) - 1);
+            String label = (lane.copies() ? "copies of " : "") + role + " " + index;
+            json.append(json.length() > 1 ? "," : "").append("{\"label\":").append(json(label))
+                .append(",\"role\":").append(json(lane.copies() ? "copies" : role))
+                .append(",\"thread\":").append(json(lane.thread())).append('}');
         });
-        for (const [lane, kind, start, dur, stage] of spans) {
-          const y = marginTop + lane * laneHeight + 3, h = laneHeight - 6;
-          const w = Math.max(1, x(start + dur) - x(start));
-          if (kind === 'wait') {
-            g.fillStyle = '#bbb'; g.fillRect(x(start), y, w, h);
-            g.fillStyle = '#d33'; g.fillRect(x(start), y, Math.min(w, 2), h);
-          } else if (kind === 'commit') {
-            g.fillStyle = '#000'; g.fillRect(x(start), y, 1, h);
-          } else {
-            g.globalAlpha = kind === 'copy' ? 0.6 : 1;
-            g.fillStyle = colour(stage); g.fillRect(x(start), y, w, h);
-            g.globalAlpha = 1;
-          }
+        return json.append(']').toString();
+    }
+
+    /** Appends {@code ,[lane, kind, start µs, end µs, stage, batch, bytes]}. */
+    private static void span(StringBuilder spans, int lane, Kind kind, long from, long to, TraceEvent e, long bytes) {
+        spans.append(String.format(Locale.ROOT, ",[%d,%d,%.3f,%.3f,%d,%d,%d]", lane, kind.ordinal(), from / 1e3,
+            to / 1e3, e.stage(), e.batch(), bytes));
+    }
+
+    /** A JSON string literal that is also safe inside an HTML {@code <script>}: no raw {@code < > &}. */
+    static String json(String s) {
+        StringBuilder out = new StringBuilder("\"");
+        for (char c : s.toCharArray()) {
+            if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == '\u2028' || c == '\u2029' || c == 0x7f) {
+                out.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+            } else {
+                out.append(c == '"' || c == '\\' ? "\\" : "").append(c);
+            }
         }
-        g.fillStyle = '#222';
-        g.fillText('0 ms', labelWidth, canvas.height - 8);
-        g.fillText((end / 1000).toFixed(1) + ' ms', canvas.width - 70, canvas.height - 8);
-        </script>
-        </body></html>
-        """;
+        return out.append('"').toString();
+    }
+
+    /** Text escaped for HTML content and attribute values; control characters become U+FFFD. */
+    private static String html(String s) {
+        StringBuilder out = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            out.append(switch (c) {
+                case '<' -> "&lt;";
+                case '>' -> "&gt;";
+                case '&' -> "&amp;";
+                case '"' -> "&quot;";
+                case '\'' -> "&#39;";
+                default -> c < 0x20 || c == 0x7f ? "\ufffd" : String.valueOf(c);
+            });
+        }
+        return out.toString();
+    }
+
+    /** ECharts' echarts.min.js (Apache-2.0, its licence header kept), from the org.webjars:echarts jar. */
+    private static String echarts() throws IOException {
+        ClassLoader loader = TimelinePage.class.getClassLoader();
+        Properties pom = new Properties();
+        pom.load(new StringReader(read(loader.getResourceAsStream(ECHARTS_POM), ECHARTS_POM)));
+        String name = "META-INF/resources/webjars/echarts/" + pom.getProperty("version") + "/echarts.min.js";
+        String script = read(loader.getResourceAsStream(name), name);
+        if (script.toLowerCase(Locale.ROOT).contains("</script")) {
+            throw new IllegalStateException(name + " contains </script and cannot be inlined");
+        }
+        return script;
+    }
+
+    private static String read(InputStream resource, String name) throws IOException {
+        if (resource == null) {
+            throw new IllegalStateException(name + " is missing from the class path");
+        }
+        try (InputStream in = resource) {
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
 }
