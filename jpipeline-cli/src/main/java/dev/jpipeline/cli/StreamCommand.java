@@ -1,7 +1,5 @@
 package dev.jpipeline.cli;
 
-import dev.jpipeline.CopyPolicy;
-import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.TraceEvent;
 import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
@@ -37,7 +35,8 @@ final class StreamCommand implements Callable<Integer> {
     private Path file;
 
     @Option(names = "--synthetic", paramLabel = "SIZE", converter = ByteSize.class,
-        description = "Stream SIZE bytes of built-in synthetic data (default 256m when no FILE is given).")
+        description = "Stream SIZE bytes of built-in synthetic data (default 256m when no FILE is given); sizes: "
+            + ByteSize.FORMS + ".")
     private Long synthetic;
 
     @Option(names = "--stages", defaultValue = "4", description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
@@ -54,17 +53,17 @@ final class StreamCommand implements Callable<Integer> {
     private long chunk;
 
     @Option(names = "--op", defaultValue = "crc32c", paramLabel = "OP",
-        description = "sum, crc32c or sha256 (default ${DEFAULT-VALUE}).")
-    private String op;
+        description = "What to compute: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+    private StreamOp op;
 
     @Option(names = "--wait", defaultValue = "adaptive", paramLabel = "STRATEGY",
-        description = "spin, yield, adaptive or block (default ${DEFAULT-VALUE}).")
-    private String wait;
+        description = "How threads wait: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+    private WaitOption wait;
 
     @Option(names = "--copy-policy", defaultValue = "auto", paramLabel = "POLICY",
-        description = "Where producers' copies run: auto (on the producer when no core is spare, else the copy "
-            + "engine), producer or engine (default ${DEFAULT-VALUE}). Reads from a FILE always use the engine.")
-    private String copyPolicy;
+        description = "Where producers' copies run: ${COMPLETION-CANDIDATES}; auto: on the producer when no core "
+            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE always use the engine.")
+    private CopyPolicyOption copyPolicy;
 
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
     private Path trace;
@@ -79,9 +78,6 @@ final class StreamCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws IOException {
-        StreamOp streamOp = parseOp();
-        WaitStrategy strategy = parseWait();
-        CopyPolicy policy = parseCopyPolicy();
         if (stages < 1 || stages > 255) {
             throw bad("--stages must be in 1..255, got " + stages);
         }
@@ -92,8 +88,8 @@ final class StreamCommand implements Callable<Integer> {
         if (producers + consumers > 1024) {
             throw bad("at most 1024 threads in all, got " + (producers + consumers));
         }
-        if (chunk > Integer.MAX_VALUE) {
-            throw bad("--chunk must be below 2 GiB, got " + chunk);
+        if (chunk < 1 || chunk > Integer.MAX_VALUE) {
+            throw bad("--chunk must be 1 byte to below 2 GiB, got " + chunk);
         }
         if (traceEvents < Tracer.MIN_EVENTS_PER_LANE || traceEvents > Tracer.MAX_EVENTS_PER_LANE) {
             throw bad("--trace-events must be in " + Tracer.MIN_EVENTS_PER_LANE + ".." + Tracer.MAX_EVENTS_PER_LANE
@@ -102,18 +98,17 @@ final class StreamCommand implements Callable<Integer> {
         if (file != null && synthetic != null) {
             throw bad("give either FILE or --synthetic, not both");
         }
-        StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, streamOp, strategy,
-            policy, traceEvents);
+        StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, op, wait.strategy(),
+            copyPolicy.policy(), traceEvents);
         PrintWriter out = spec.commandLine().getOut();
         if (file == null) {
-            return report(out, StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic), options, streamOp);
+            return report(out, StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic), options, op);
         }
         if (!Files.isReadable(file) || Files.isDirectory(file)) {
             throw bad("cannot read " + file + (Files.exists(file) ? " (not a readable file)" : " (no such file)"));
         }
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            return report(out, new StreamJob.Source(file.toString(), channel, null, channel.size()), options,
-                streamOp);
+            return report(out, new StreamJob.Source(file.toString(), channel, null, channel.size()), options, op);
         }
     }
 
@@ -145,8 +140,8 @@ final class StreamCommand implements Callable<Integer> {
         long batches = (source.size() + chunk - 1) / chunk;
         out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %d stages, %d producers, %d consumers, chunks of %s, %s, "
             + "%s waiting%n", source.name(), ByteSize.format(source.size()), stages, producers, consumers,
-            ByteSize.format(chunk), streamOp.name().toLowerCase(Locale.ROOT), wait);
-        out.printf(Locale.ROOT, "  result    %s %s%n", streamOp.name().toLowerCase(Locale.ROOT), result.value());
+            ByteSize.format(chunk), streamOp, wait);
+        out.printf(Locale.ROOT, "  result    %s %s%n", streamOp, result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             source.size() / seconds / (1 << 20), batches / seconds);
         if (dropped > 0) {
@@ -172,34 +167,6 @@ final class StreamCommand implements Callable<Integer> {
         }
         out.flush();
         return 0;
-    }
-
-    private StreamOp parseOp() {
-        return switch (op.toLowerCase(Locale.ROOT)) {
-            case "sum" -> StreamOp.SUM;
-            case "crc32c" -> StreamOp.CRC32C;
-            case "sha256", "sha-256" -> StreamOp.SHA256;
-            default -> throw bad("unknown --op '" + op + "': use sum, crc32c or sha256");
-        };
-    }
-
-    private WaitStrategy parseWait() {
-        return switch (wait.toLowerCase(Locale.ROOT)) {
-            case "spin" -> WaitStrategy.BUSY_SPIN;
-            case "yield" -> WaitStrategy.YIELDING;
-            case "adaptive" -> WaitStrategy.ADAPTIVE;
-            case "block" -> WaitStrategy.BLOCKING;
-            default -> throw bad("unknown --wait '" + wait + "': use spin, yield, adaptive or block");
-        };
-    }
-
-    private CopyPolicy parseCopyPolicy() {
-        return switch (copyPolicy.toLowerCase(Locale.ROOT)) {
-            case "auto" -> CopyPolicy.AUTO;
-            case "producer" -> CopyPolicy.ON_ISSUING_THREAD;
-            case "engine" -> CopyPolicy.ON_COPY_ENGINE;
-            default -> throw bad("unknown --copy-policy '" + copyPolicy + "': use auto, producer or engine");
-        };
     }
 
     private ParameterException bad(String message) {
