@@ -49,10 +49,12 @@ final class StreamCommand implements Callable<Integer> {
             + ByteSize.FORMS + ".")
     private Long synthetic;
 
-    @Option(names = "--stages", defaultValue = "4", description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
+    @Option(names = "--stages", defaultValue = "4",
+        description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
     private int stages;
 
-    @Option(names = "--producers", defaultValue = "2", description = "Producer threads (default ${DEFAULT-VALUE}).")
+    @Option(names = "--producers", defaultValue = "2", description = "Producer threads (default ${DEFAULT-VALUE}); a "
+        + "FILE of unknown size is read by one.")
     private int producers;
 
     @Option(names = "--consumers", defaultValue = "2", description = "Consumer threads (default ${DEFAULT-VALUE}).")
@@ -72,7 +74,8 @@ final class StreamCommand implements Callable<Integer> {
 
     @Option(names = "--copy-policy", defaultValue = "auto", paramLabel = "POLICY",
         description = "Where producers' copies run: ${COMPLETION-CANDIDATES}; auto: on the producer when no core "
-            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE always use the engine.")
+            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE of known size always use "
+            + "the engine.")
     private CopyPolicyOption copyPolicy;
 
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
@@ -104,7 +107,8 @@ final class StreamCommand implements Callable<Integer> {
         if (chunk < SMALL_CHUNK) {
             spec.commandLine().getErr().printf(Locale.ROOT, "jpipeline: warning: --chunk %s is below %s: each "
                 + "stage's hand-off between threads (microseconds) will outweigh the work on its data, and the run "
-                + "will be slow; try --chunk 1m, or more --stages%n", ByteSize.format(chunk), ByteSize.format(SMALL_CHUNK));
+                + "will be slow; try --chunk 1m, or more --stages%n", ByteSize.format(chunk),
+                ByteSize.format(SMALL_CHUNK));
             spec.commandLine().getErr().flush();
         }
         if (file == null) {
@@ -156,9 +160,14 @@ final class StreamCommand implements Callable<Integer> {
 
     /** Events per thread the tracer keeps: what was asked, within {@link #EVENT_BUDGET} over all lanes. */
     private int eventsPerLane(int threads) {
-        int wanted = trace != null || timeline != null ? traceEvents : Math.min(traceEvents, SUMMARY_EVENTS);
+        int wanted = recording() ? traceEvents : Math.min(traceEvents, SUMMARY_EVENTS);
         long affordable = EVENT_BUDGET / (2L * threads);    // each thread's lane and its copies' lane
         return (int) Math.max(Tracer.MIN_EVENTS_PER_LANE, Math.min(wanted, affordable));
+    }
+
+    /** Whether the run's events are recorded for a file, or only summarised in the stall figures. */
+    private boolean recording() {
+        return trace != null || timeline != null;
     }
 
     private int run(StreamSource source) throws IOException {
@@ -206,7 +215,7 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  result    %s %s%n", op, result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
-        if (tracer.eventsPerLane() < (trace != null || timeline != null ? traceEvents : 0)) {
+        if (recording() && tracer.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
                 + "most %d over all %d threads%n", tracer.eventsPerLane(), traceEvents, EVENT_BUDGET,
                 o.producers() + o.consumers());
@@ -221,7 +230,8 @@ final class StreamCommand implements Callable<Integer> {
             stalls.computeNanos() / 1e9, measuredNanos / 1e9);
         out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, the busiest "
             + "consumer %.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
-        out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(StallReport.Remedies.of(source, copyPolicy, op, engineWorkers)));
+        StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers);
+        out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(remedies));
         out.flush();
         return writeOutputs(tracer, events, source.name() + ", " + stages + " stages, " + o.producers()
             + " producers, " + o.consumers() + " consumers");

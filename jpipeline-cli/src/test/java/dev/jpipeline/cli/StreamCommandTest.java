@@ -135,6 +135,20 @@ class StreamCommandTest {
     }
 
     @Test
+    void theTracerStaysWithinItsBudgetAndSaysSo(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("trace.json");
+        String[] out = Cli.run("stream", "--synthetic", "1m", "--trace-events",
+            String.valueOf(Tracer.MAX_EVENTS_PER_LANE), "--trace", trace.toString());
+        assertEquals("0", out[0], out[2]);
+        long perLane = StreamCommand.EVENT_BUDGET / (2 * 4);
+        assertTrue(out[1].contains("memory    the tracer keeps " + perLane + " events per thread, not the "
+            + Tracer.MAX_EVENTS_PER_LANE + " asked for: at most " + StreamCommand.EVENT_BUDGET + " over all 4 threads"),
+            out[1]);
+        JsonNode written = new ObjectMapper().readTree(trace.toFile());
+        assertEquals(perLane, written.get("otherData").get("eventsPerLane").asLong());
+    }
+
+    @Test
     void everyCopyPolicyStreamsTheSameResult() {
         String expected = null;
         for (String policy : new String[] {"auto", "producer", "engine"}) {
