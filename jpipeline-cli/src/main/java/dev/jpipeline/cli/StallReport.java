@@ -204,7 +204,7 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
         if (p <= LOW && c <= LOW) {
             return "balanced: " + figures + "; neither side waits for the other.";
         }
-        return "no clear bottleneck: " + figures + String.format(Locale.ROOT, " (a reading needs waits and work "
-            + "above %.0f%% or below %.0f%%).", 100 * HIGH, 100 * LOW);
+        return "no clear bottleneck: " + figures + String.format(Locale.ROOT, " (a bottleneck is named only when "
+            + "its waits and work are clearly high, from %.0f%%, or low, to %.0f%%).", 100 * HIGH, 100 * LOW);
     }
 }
