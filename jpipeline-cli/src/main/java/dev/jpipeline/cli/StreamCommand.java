@@ -31,7 +31,7 @@ import picocli.CommandLine.Model.CommandSpec;
 final class StreamCommand implements Callable<Integer> {
 
     /** Events per thread kept for the stall figures when no trace is written: the newest, a window of the run. */
-    static final int SUMMARY_EVENTS = 4096;
+    static final int SUMMARY_EVENTS = 16384;
     /** Most events the tracer keeps over all threads (about 80 MiB, and as much again for the snapshot). */
     static final long EVENT_BUDGET = 1L << 21;
     /** Below this, a stage's hand-off between threads outweighs the work on its data. */
