@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -46,7 +47,7 @@ final class OutputFile {
 
     /** The cause in a few words: the exception's message, or its type when it has none. */
     static String reason(Exception e) {
-        String reason = e instanceof java.nio.file.FileSystemException fs && fs.getReason() != null
+        String reason = e instanceof FileSystemException fs && fs.getReason() != null
             ? fs.getReason() : e.getMessage();
         return reason != null ? reason : e.getClass().getSimpleName();
     }

@@ -18,7 +18,8 @@ import java.util.Map;
  *
  * @param producerWaitNanos mean time a producer spent waiting in acquire
  * @param consumerWaitNanos time the busiest consumer spent waiting for data
- * @param copyNanos         time during which at least one copy was in flight
+ * @param copyNanos         time during which at least one copy was in flight, or a producer filled a stage itself
+ *                          (between its acquire and its commit)
  * @param computeNanos      the busiest consumer's time between its waits and releases
  * @param wallNanos         the span the figures cover
  * @param batches           the stages the figures cover
@@ -69,13 +70,24 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
     static StallReport of(List<TraceEvent> events, int producers, long wallNanos, long batches) {
         long acquire = 0;
         List<long[]> copies = new ArrayList<>();
+        Map<String, Long> acquireEnd = new HashMap<>();
         Map<String, Long> waitEnd = new HashMap<>();
         Map<String, Long> waits = new HashMap<>();
         Map<String, Long> compute = new HashMap<>();
         Map<String, Long> releases = new HashMap<>();
         for (TraceEvent e : events) {
             switch (e.operation()) {
-                case ACQUIRE -> acquire += e.durationNanos();
+                case ACQUIRE -> {
+                    acquire += e.durationNanos();
+                    acquireEnd.put(e.thread(), e.startNanos() + e.durationNanos());
+                }
+                case COMMIT -> {
+                    // filling a stage on the producer itself (a synchronous read or copy) is copying too
+                    Long end = acquireEnd.remove(e.thread());
+                    if (end != null && e.startNanos() > end) {
+                        copies.add(new long[] {end, e.startNanos()});
+                    }
+                }
                 case WAIT -> {
                     waits.merge(e.thread(), e.durationNanos(), Long::sum);
                     waitEnd.put(e.thread(), e.startNanos() + e.durationNanos());
@@ -88,7 +100,6 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
                     }
                 }
                 case COPY -> copies.add(new long[] {e.startNanos(), e.startNanos() + e.durationNanos()});
-                case COMMIT -> { }
             }
         }
         String busiest = compute.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey)

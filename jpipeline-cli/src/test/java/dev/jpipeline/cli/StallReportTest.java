@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 class StallReportTest {
 
     private static final long SECOND = 1_000_000_000L;
+    private static final long MS = 1_000_000L;
     private static final StallReport.Remedies REMEDIES = new StallReport.Remedies("COPY-REMEDY", "COMPUTE-REMEDY");
 
     /** A run of 1000 stages over one second with these shares of it. */
@@ -109,6 +110,22 @@ class StallReportTest {
         StallReport report = StallReport.of(events, 1, 2000, 20);
         assertEquals(200, report.consumerWaitNanos());
         assertEquals(1800, report.computeNanos());
+    }
+
+    @Test
+    void aProducerFillingStagesItselfIsCopying() {
+        // a stream read by its producer: 80 of every 100 ms between acquire and commit; the consumer waits
+        List<TraceEvent> events = new ArrayList<>();
+        for (int batch = 0; batch < 20; batch++) {
+            long t = batch * 100 * MS;
+            events.add(event("p", StageOperation.ACQUIRE, t, 10 * MS));
+            events.add(event("p", StageOperation.COMMIT, t + 90 * MS, 0));
+            events.add(event("c", StageOperation.WAIT, t, 95 * MS));
+            events.add(event("c", StageOperation.RELEASE, t + 100 * MS, 0));
+        }
+        StallReport report = StallReport.of(events, 1, 2000 * MS, 20);
+        assertEquals(1600 * MS, report.copyNanos());
+        assertEquals("copy-bound", kind(report));
     }
 
     private static TraceEvent event(String thread, StageOperation op, long start, long duration) {

@@ -9,6 +9,7 @@ import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.Tracer;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -66,7 +67,7 @@ class StreamCommandTest {
         CRC32C expected = new CRC32C();
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             for (int i = 0; i < 64; i++) {
-                block.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, i);          // no two blocks alike
+                block.set(ValueLayout.JAVA_LONG, 0, i);          // no two blocks alike
                 ByteBuffer buffer = block.asByteBuffer();
                 expected.update(buffer.duplicate());
                 while (buffer.hasRemaining()) {
@@ -126,7 +127,7 @@ class StreamCommandTest {
     void aFileReadByAnEngineOfOneOrThreeCopyWorkersGivesTheJdksChecksum(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("data.bin");
         MemorySegment data = StreamJob.synthetic((4 << 20) + 77).data();
-        Files.write(file, data.toArray(java.lang.foreign.ValueLayout.JAVA_BYTE));
+        Files.write(file, data.toArray(ValueLayout.JAVA_BYTE));
         for (String workers : new String[] {"1", "3"}) {
             String[] out = Cli.run("stream", file.toString(), "--copy-workers", workers, "--chunk", "512k");
             assertEquals("0", out[0], out[2]);

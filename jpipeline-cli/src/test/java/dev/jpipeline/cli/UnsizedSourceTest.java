@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.ByteArrayInputStream;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -46,7 +48,7 @@ class UnsizedSourceTest {
         Process mkfifo;
         try {
             mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             mkfifo = null;
         }
         assumeTrue(mkfifo != null && mkfifo.waitFor(30, TimeUnit.SECONDS) && mkfifo.exitValue() == 0,
@@ -57,8 +59,8 @@ class UnsizedSourceTest {
             CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
                 try (OutputStream out = Files.newOutputStream(fifo)) {
                     out.write(data);
-                } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
                 }
             });
             String[] r = Cli.run("stream", fifo.toString(), "--op", op, "--chunk", "256k", "--consumers", "3");
