@@ -1,38 +1,56 @@
 package dev.jpipeline.cli;
 
+import java.math.BigDecimal;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine.ITypeConverter;
+import picocli.CommandLine.TypeConversionException;
 
-/** Sizes such as {@code 4096}, {@code 64k}, {@code 1m}, {@code 2g} (binary units). */
+/**
+ * Sizes in bytes, binary units: {@code 4096}, {@code 64k}, {@code 64KiB}, {@code 4MiB}, {@code 1.5g},
+ * {@code 2GiB}. The unit is one of k, m, g (optionally followed by {@code b} or {@code iB}, any case); a decimal
+ * must come to a whole number of bytes. The picocli converter of every size option.
+ */
 final class ByteSize implements ITypeConverter<Long> {
+
+    /** The accepted forms, for error messages. */
+    static final String FORMS = "bytes (4096), or a number with k, m or g, or KiB, MiB or GiB (64k, 4MiB, 1.5g)";
+
+    private static final Pattern SIZE =
+        Pattern.compile("(\\d+(?:\\.\\d+)?)\\s*(?:([kmg])(?:i?b)?|b)?", Pattern.CASE_INSENSITIVE);
 
     @Override
     public Long convert(String text) {
-        String s = text.trim().toLowerCase(Locale.ROOT);
-        long unit = 1;
-        if (s.endsWith("b")) {
-            s = s.substring(0, s.length() - 1);
+        return parse(text);
+    }
+
+    /**
+     * The number of bytes {@code text} stands for.
+     *
+     * @throws TypeConversionException naming {@code text} and the accepted forms, when it is none of them, is not a
+     *                                 whole number of bytes, or exceeds 2^63 - 1 bytes
+     */
+    static long parse(String text) {
+        Matcher m = SIZE.matcher(text.strip());
+        if (!m.matches()) {
+            throw new TypeConversionException("'" + text + "' is not a size: use " + FORMS);
         }
-        switch (s.isEmpty() ? ' ' : s.charAt(s.length() - 1)) {
-            case 'k' -> unit = 1L << 10;
-            case 'm' -> unit = 1L << 20;
-            case 'g' -> unit = 1L << 30;
-            default -> unit = 1;
-        }
-        if (unit != 1) {
-            s = s.substring(0, s.length() - 1);
-        }
+        int shift = m.group(2) == null ? 0 : switch (m.group(2).toLowerCase(Locale.ROOT)) {
+            case "k" -> 10;
+            case "m" -> 20;
+            default -> 30;
+        };
+        BigDecimal bytes = new BigDecimal(m.group(1)).multiply(BigDecimal.valueOf(1L << shift));
         try {
-            long value = Long.parseLong(s);
-            if (value <= 0) {
-                throw new IllegalArgumentException();
-            }
-            return Math.multiplyExact(value, unit);
-        } catch (RuntimeException e) {
-            throw new IllegalArgumentException("'" + text + "' is not a positive size (examples: 4096, 64k, 1m, 2g)");
+            return bytes.longValueExact();
+        } catch (ArithmeticException e) {
+            throw new TypeConversionException("'" + text + "' is " + bytes.stripTrailingZeros().toPlainString()
+                + " bytes: a size must be a whole number of bytes below 2^63 (" + FORMS + ")");
         }
     }
 
+    /** {@code bytes} for people: B, KiB, MiB or GiB, the last three with one decimal unless whole GiB. */
     static String format(long bytes) {
         if (bytes >= 1L << 30 && bytes % (1L << 30) == 0) {
             return bytes / (1L << 30) + " GiB";

@@ -16,9 +16,19 @@ final class Crc32c {
     private Crc32c() {
     }
 
+    /** {@code crc(A + B)} from {@code crc(A)}, {@code crc(B)} and {@code |B|}. */
     static long combine(long crc1, long crc2, long length2) {
-        if (length2 <= 0) {
-            return crc1;
+        return times(zeros(length2), crc1) ^ crc2;
+    }
+
+    /**
+     * The operator that appends {@code length} zero bytes to a CRC-32C: {@code combine(crc1, crc2, length)} is
+     * {@code apply(zeros(length), crc1) ^ crc2}. Worth keeping when many pieces have the same length.
+     */
+    static long[] zeros(long length) {
+        long[] result = new long[32];
+        for (int n = 0; n < 32; n++) {
+            result[n] = 1L << n;            // identity
         }
         long[] even = new long[32];
         long[] odd = new long[32];
@@ -28,24 +38,25 @@ final class Crc32c {
         }
         square(even, odd);                  // two zero bits
         square(odd, even);                  // four zero bits
-        long crc = crc1;
-        long remaining = length2;
-        do {
-            square(even, odd);              // first pass: one zero byte, then doubling
+        long[] power = odd;
+        long[] spare = even;
+        for (long remaining = length; remaining != 0; remaining >>>= 1) {
+            square(spare, power);           // first pass: one zero byte, then doubling
+            long[] swap = power;
+            power = spare;
+            spare = swap;
             if ((remaining & 1) != 0) {
-                crc = times(even, crc);
+                for (int n = 0; n < 32; n++) {
+                    result[n] = times(power, result[n]);
+                }
             }
-            remaining >>>= 1;
-            if (remaining == 0) {
-                break;
-            }
-            square(odd, even);
-            if ((remaining & 1) != 0) {
-                crc = times(odd, crc);
-            }
-            remaining >>>= 1;
-        } while (remaining != 0);
-        return crc ^ crc2;
+        }
+        return result;
+    }
+
+    /** {@code operator} (from {@link #zeros}) applied to {@code crc}. */
+    static long apply(long[] operator, long crc) {
+        return times(operator, crc);
     }
 
     private static long times(long[] matrix, long vector) {

@@ -42,21 +42,25 @@ final class DemoCommand implements Callable<Integer> {
     @Spec
     private CommandSpec spec;
 
-    @Option(names = "--mib", defaultValue = "256", description = "Size of the built-in data set in MiB (default: ${DEFAULT-VALUE}).")
-    private int mib;
+    @Option(names = "--size", defaultValue = "256m", converter = ByteSize.class, paramLabel = "SIZE",
+        description = "Size of the built-in data set, a whole number of chunks (default ${DEFAULT-VALUE}).")
+    private long total;
 
-    @Option(names = "--chunk-kib", defaultValue = "256", description = "Stage size in KiB (default: ${DEFAULT-VALUE}).")
-    private int chunkKib;
+    @Option(names = "--chunk", defaultValue = "256k", converter = ByteSize.class, paramLabel = "SIZE",
+        description = "Bytes per stage, a multiple of 16 (default ${DEFAULT-VALUE}).")
+    private long chunk;
 
     @Override
     public Integer call() {
-        if (mib < 1 || chunkKib < 1 || (long) mib * 1024 % chunkKib != 0) {
-            throw new ParameterException(spec.commandLine(), "--mib must be >= 1 and a whole number of "
-                + "--chunk-kib stages (got --mib " + mib + ", --chunk-kib " + chunkKib + ")");
+        if (chunk < 16 || chunk % 16 != 0 || chunk > Integer.MAX_VALUE) {
+            throw new ParameterException(spec.commandLine(), "--chunk must be a multiple of 16 bytes below 2 GiB "
+                + "(each consumer checksums half a stage in 8-byte words), got " + chunk);
+        }
+        if (total < chunk || total % chunk != 0) {
+            throw new ParameterException(spec.commandLine(), "--size must be a whole number (at least 1) of --chunk "
+                + "stages, got --size " + total + " and --chunk " + chunk);
         }
         PrintWriter out = spec.commandLine().getOut();
-        long chunk = chunkKib * 1024L;
-        long total = mib * 1024L * 1024L;
         int batches = (int) (total / chunk);
         try (Arena arena = Arena.ofShared()) {
             MemorySegment source = arena.allocate(total, 64);
@@ -103,7 +107,8 @@ final class DemoCommand implements Callable<Integer> {
             boolean verified = actual == expected;
             out.printf("jpipeline demo: block-scope partitioned pipeline, %d producers + %d consumers, %d stages%n",
                 PRODUCERS, CONSUMERS, STAGES);
-            out.printf("  streamed %d MiB as %d stages of %d KiB through memcpyAsync%n", mib, batches, chunkKib);
+            out.printf("  streamed %s as %d stages of %s through memcpyAsync%n", ByteSize.format(total), batches,
+                ByteSize.format(chunk));
             out.printf("  checksum 0x%016x, direct pass 0x%016x: %s%n", actual, expected,
                 verified ? "verified" : "MISMATCH");
             out.printf("  %.3f s, %.0f stages/s, %.2f GB/s%n", seconds, batches / seconds, total / seconds / 1e9);

@@ -2,11 +2,13 @@ package dev.jpipeline.cli;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.HelpCommand;
 
 /** Entry point of the {@code jpipeline} command. */
 @Command(name = "jpipeline", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "CUDA's cuda::pipeline programming model on Java threads.",
-    subcommands = {DemoCommand.class, ExamplesCommand.class, StreamCommand.class})
+    subcommands = {DemoCommand.class, ExamplesCommand.class, StreamCommand.class, HelpCommand.class,
+        VersionCommand.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec
@@ -19,7 +21,7 @@ public final class Main implements Runnable {
 
     /** The configured command line, for the launcher and for tests. */
     public static CommandLine commandLine() {
-        CommandLine cli = new CommandLine(new Main());
+        CommandLine cli = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
         // bad arguments: one line naming the problem, exit code 2 (no usage dump)
         cli.setParameterExceptionHandler((e, args) -> {
             e.getCommandLine().getErr().println("jpipeline: " + e.getMessage());

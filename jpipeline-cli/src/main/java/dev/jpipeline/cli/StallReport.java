@@ -11,42 +11,104 @@ import java.util.Map;
 
 /**
  * What a traced stream run says about itself: how long producers waited for free stages and consumers for data,
- * how busy the copies and the computation kept the machine, and a one-line reading.
+ * how busy the copies and the computation kept the machine, and a one-line reading that follows from those
+ * figures. The reading names a bottleneck only when the figures clear its thresholds by a margin (see
+ * {@link #reading(Remedies)}); figures between the thresholds get "no clear bottleneck", so that two runs of the
+ * same job measuring a few percent apart do not get opposite readings.
  *
  * @param producerWaitNanos mean time a producer spent waiting in acquire
- * @param consumerWaitNanos mean time a consumer spent waiting for data
- * @param copyNanos         time during which at least one copy was in flight
+ * @param consumerWaitNanos time the busiest consumer spent waiting for data
+ * @param copyNanos         time during which at least one copy was in flight, or a producer filled a stage itself
+ *                          (between its acquire and its commit)
  * @param computeNanos      the busiest consumer's time between its waits and releases
- * @param wallNanos         the run's duration
+ * @param wallNanos         the span the figures cover
+ * @param batches           the stages the figures cover
  */
 record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNanos, long computeNanos,
-                   long wallNanos) {
+                   long wallNanos, long batches) {
 
-    static StallReport of(List<TraceEvent> events, int producers, int consumers, long wallNanos) {
+    /** Below this share of the run, a side is not held up: it waits or works "little". */
+    static final double LOW = 0.15;
+    /** From this share on, a side waits or works "a lot". The gap to {@link #LOW} is the classification margin. */
+    static final double HIGH = 0.35;
+    /** Fewer stages than this, or a shorter run than {@link #SHORTEST_NANOS}, is too short to judge. */
+    static final long FEWEST_BATCHES = 16;
+    /** The shortest run worth a reading: 20 ms, below which start-up and warm-up dominate. */
+    static final long SHORTEST_NANOS = 20_000_000L;
+
+    /** What would help a copy-bound or a compute-bound run of this shape, as advice phrases. */
+    record Remedies(String copy, String compute) {
+
+        /**
+         * The remedies of a run of {@code op} over {@code source}, its copies placed by {@code policy} on an engine
+         * of {@code engineWorkers} workers: more copy workers only where copies run on the engine, more consumers
+         * only where the operation is split across them.
+         */
+        static Remedies of(StreamSource source, CopyPolicyOption policy, StreamOp op, int engineWorkers) {
+            String copy = switch (source) {
+                case StreamSource.File f -> "more --copy-workers (the reads run on the copy engine's "
+                    + engineWorkers + ") or a faster source";
+                case StreamSource.Sequential s -> "a faster source (one producer reads it in order)";
+                case StreamSource.Memory m -> switch (policy) {
+                    case PRODUCER -> "more --producers (each copies its share)";
+                    case ENGINE -> "more --copy-workers (now " + engineWorkers + ")";
+                    case AUTO -> "more --producers or --copy-workers (now " + engineWorkers + ")";
+                };
+            };
+            String compute = op.splitsAcrossConsumers() ? "more --consumers (or a cheaper --op)"
+                : "a cheaper --op (" + op + " runs on one consumer, so more --consumers would not)";
+            return new Remedies(copy, compute);
+        }
+    }
+
+    /**
+     * The figures of a traced run: {@code events} over {@code wallNanos}, of a run of {@code batches} stages (the
+     * figures' own count is the stages the busiest consumer released in {@code events}, fewer when they are a
+     * window of the run). The consumers' wait is the busiest consumer's (the one that computes longest): with an
+     * operation only one consumer computes, the others' waits say nothing about the pipeline.
+     */
+    static StallReport of(List<TraceEvent> events, int producers, long wallNanos, long batches) {
         long acquire = 0;
-        long wait = 0;
         List<long[]> copies = new ArrayList<>();
+        Map<String, Long> acquireEnd = new HashMap<>();
         Map<String, Long> waitEnd = new HashMap<>();
+        Map<String, Long> waits = new HashMap<>();
         Map<String, Long> compute = new HashMap<>();
+        Map<String, Long> releases = new HashMap<>();
         for (TraceEvent e : events) {
             switch (e.operation()) {
-                case ACQUIRE -> acquire += e.durationNanos();
+                case ACQUIRE -> {
+                    acquire += e.durationNanos();
+                    acquireEnd.put(e.thread(), e.startNanos() + e.durationNanos());
+                }
+                case COMMIT -> {
+                    // filling a stage on the producer itself (a synchronous read or copy) is copying too
+                    Long end = acquireEnd.remove(e.thread());
+                    if (end != null && e.startNanos() > end) {
+                        copies.add(new long[] {end, e.startNanos()});
+                    }
+                }
                 case WAIT -> {
-                    wait += e.durationNanos();
+                    waits.merge(e.thread(), e.durationNanos(), Long::sum);
                     waitEnd.put(e.thread(), e.startNanos() + e.durationNanos());
                 }
                 case RELEASE -> {
+                    releases.merge(e.thread(), 1L, Long::sum);
                     Long end = waitEnd.remove(e.thread());
                     if (end != null) {
                         compute.merge(e.thread(), e.startNanos() - end, Long::sum);
                     }
                 }
                 case COPY -> copies.add(new long[] {e.startNanos(), e.startNanos() + e.durationNanos()});
-                case COMMIT -> { }
             }
         }
-        return new StallReport(acquire / Math.max(1, producers), wait / Math.max(1, consumers), union(copies),
-            compute.values().stream().mapToLong(Long::longValue).max().orElse(0), wallNanos);
+        String busiest = compute.entrySet().stream().max(Map.Entry.comparingByValue()).map(Map.Entry::getKey)
+            .orElse(null);
+        if (busiest == null) {
+            return new StallReport(acquire / Math.max(1, producers), 0, union(copies), 0, wallNanos, batches);
+        }
+        return new StallReport(acquire / Math.max(1, producers), waits.getOrDefault(busiest, 0L), union(copies),
+            compute.get(busiest), wallNanos, Math.min(batches, releases.getOrDefault(busiest, 0L)));
     }
 
     /**
@@ -92,37 +154,68 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
     }
 
     double producerWaitShare() {
-        return producerWaitNanos / (double) wallNanos;
+        return share(producerWaitNanos);
     }
 
     double consumerWaitShare() {
-        return consumerWaitNanos / (double) wallNanos;
+        return share(consumerWaitNanos);
     }
 
     /** max(copy, compute) / wall: 1 when the longer of the two fills the whole run. */
     double overlapEfficiency() {
-        return Math.max(copyNanos, computeNanos) / (double) wallNanos;
+        return share(Math.max(copyNanos, computeNanos));
     }
 
-    /** A one-line reading of the figures. */
-    String reading() {
+    private double share(long nanos) {
+        return wallNanos == 0 ? 0 : nanos / (double) wallNanos;
+    }
+
+    /**
+     * A one-line reading of the figures, with the advice in {@code remedies} where it applies. Shares of the run:
+     * p producers' wait, c the busiest consumer's wait, copying, computing (the busiest consumer's).
+     * <ul>
+     *   <li>nothing streamed, or fewer than {@value #FEWEST_BATCHES} stages or 20 ms: no reading;
+     *   <li>copy-bound: c and copying at least {@value #HIGH}, copying exceeding computing by the margin
+     *       ({@value #HIGH} - {@value #LOW});
+     *   <li>compute-bound: p and computing at least {@value #HIGH}, c at most {@value #LOW};
+     *   <li>hand-off-bound: p and c at least {@value #HIGH}, copying and computing at most {@value #LOW}: the
+     *       stages are too small for what a hand-off costs;
+     *   <li>balanced: p and c at most {@value #LOW};
+     *   <li>otherwise no clear bottleneck, the figures lying within the margins.
+     * </ul>
+     */
+    String reading(Remedies remedies) {
+        if (batches == 0) {
+            return "nothing streamed: no reading.";
+        }
+        if (batches < FEWEST_BATCHES || wallNanos < SHORTEST_NANOS) {
+            return String.format(Locale.ROOT, "too short to judge: the figures cover %d stage%s in %.1f ms, and a "
+                + "reading needs at least %d stages and %d ms.", batches, batches == 1 ? "" : "s", wallNanos / 1e6,
+                FEWEST_BATCHES,
+                SHORTEST_NANOS / 1_000_000);
+        }
         double p = producerWaitShare();
         double c = consumerWaitShare();
-        String waits = String.format(Locale.ROOT, "consumers waited %.0f%% of the run for data, producers %.0f%% for "
-            + "free stages", 100 * c, 100 * p);
-        double copying = copyNanos / (double) wallNanos;
-        if (c > 0.2 && (c > 1.5 * p || copying > 0.5)) {
-            // consumers starve while copies fill the run: the stages are held by copies still in flight
-            return "copy-bound: " + waits + String.format(Locale.ROOT, ", copies in flight %.0f%% of the run; more "
-                + "stages would not help, a faster source or more copy workers would.", 100 * copying);
+        double copying = share(copyNanos);
+        double computing = share(computeNanos);
+        String figures = String.format(Locale.ROOT, "producers waited %.0f%% of the run for free stages, the "
+            + "busiest consumer %.0f%% for data; copies in flight %.0f%%, the busiest consumer computing %.0f%%",
+            100 * p, 100 * c,
+            100 * copying, 100 * computing);
+        if (c >= HIGH && copying >= HIGH && copying - computing >= HIGH - LOW) {
+            return "copy-bound: " + figures + "; " + remedies.copy() + " would help, more stages would not.";
         }
-        if (p > 0.2 && p > 1.5 * c) {
-            return "compute-bound: " + waits + "; more consumers (or a cheaper operation) would help, more stages "
-                + "would not.";
+        if (p >= HIGH && c <= LOW && computing >= HIGH) {
+            return "compute-bound: " + figures + "; " + remedies.compute() + " would help, more stages would not.";
         }
-        if (p > 0.1 && c > 0.1) {
-            return "alternating stalls: " + waits + "; more stages would smooth the hand-offs.";
+        if (p >= HIGH && c >= HIGH && copying <= LOW && computing <= LOW) {
+            return "hand-off-bound: " + figures + "; the stages are too small for what a hand-off costs: a larger "
+                + "--chunk would help.";
         }
-        return "balanced: " + waits + "; the pipeline keeps both copy and compute busy.";
+        if (p <= LOW && c <= LOW) {
+            return "balanced: " + figures + "; neither side waits for the other.";
+        }
+        return "no clear bottleneck: " + figures + String.format(Locale.ROOT, " (a bottleneck is named only when "
+            + "its waits and work are clearly high, from %.0f%%, or low, to %.0f%%).", 100 * HIGH, 100 * LOW);
     }
 }

@@ -1,11 +1,11 @@
 package dev.jpipeline.cli;
 
-import dev.jpipeline.CopyPolicy;
-import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.trace.TraceEvent;
 import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.ToLongFunction;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -30,20 +31,31 @@ import picocli.CommandLine.Model.CommandSpec;
     description = "Stream a file (or synthetic data) through a partitioned pipeline and report how it went.")
 final class StreamCommand implements Callable<Integer> {
 
+    /** Events per thread kept for the stall figures when no trace is written: the newest, a window of the run. */
+    static final int SUMMARY_EVENTS = 16384;
+    /** Most events the tracer keeps over all threads (about 80 MiB, and as much again for the snapshot). */
+    static final long EVENT_BUDGET = 1L << 21;
+    /** Below this, a stage's hand-off between threads outweighs the work on its data. */
+    static final long SMALL_CHUNK = 16 << 10;
+
     @Spec
     private CommandSpec spec;
 
-    @Parameters(arity = "0..1", paramLabel = "FILE", description = "The file to stream (default: synthetic data).")
+    @Parameters(arity = "0..1", paramLabel = "FILE", description = "The file to stream, - for stdin (default: "
+        + "synthetic data). A pipe, FIFO or file of unknown size (such as /proc/cpuinfo) is read to its end.")
     private Path file;
 
     @Option(names = "--synthetic", paramLabel = "SIZE", converter = ByteSize.class,
-        description = "Stream SIZE bytes of built-in synthetic data (default 256m when no FILE is given).")
+        description = "Stream SIZE bytes of built-in synthetic data (default 256m when no FILE is given); sizes: "
+            + ByteSize.FORMS + ".")
     private Long synthetic;
 
-    @Option(names = "--stages", defaultValue = "4", description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
+    @Option(names = "--stages", defaultValue = "4",
+        description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
     private int stages;
 
-    @Option(names = "--producers", defaultValue = "2", description = "Producer threads (default ${DEFAULT-VALUE}).")
+    @Option(names = "--producers", defaultValue = "2", description = "Producer threads (default ${DEFAULT-VALUE}); a "
+        + "FILE of unknown size is read by one.")
     private int producers;
 
     @Option(names = "--consumers", defaultValue = "2", description = "Consumer threads (default ${DEFAULT-VALUE}).")
@@ -54,17 +66,18 @@ final class StreamCommand implements Callable<Integer> {
     private long chunk;
 
     @Option(names = "--op", defaultValue = "crc32c", paramLabel = "OP",
-        description = "sum, crc32c or sha256 (default ${DEFAULT-VALUE}).")
-    private String op;
+        description = "What to compute: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+    private StreamOp op;
 
     @Option(names = "--wait", defaultValue = "adaptive", paramLabel = "STRATEGY",
-        description = "spin, yield, adaptive or block (default ${DEFAULT-VALUE}).")
-    private String wait;
+        description = "How threads wait: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+    private WaitOption wait;
 
     @Option(names = "--copy-policy", defaultValue = "auto", paramLabel = "POLICY",
-        description = "Where producers' copies run: auto (on the producer when no core is spare, else the copy "
-            + "engine), producer or engine (default ${DEFAULT-VALUE}). Reads from a FILE always use the engine.")
-    private String copyPolicy;
+        description = "Where producers' copies run: ${COMPLETION-CANDIDATES}; auto: on the producer when no core "
+            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE of known size always use "
+            + "the engine.")
+    private CopyPolicyOption copyPolicy;
 
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
     private Path trace;
@@ -73,15 +86,51 @@ final class StreamCommand implements Callable<Integer> {
     private Path timeline;
 
     @Option(names = "--trace-events", defaultValue = "65536", paramLabel = "N",
-        description = "Events the tracer keeps per thread, the newest (default ${DEFAULT-VALUE}); a longer run is "
-            + "reported over the span they cover.")
+        description = "Events the tracer keeps per thread for --trace and --timeline, the newest (default "
+            + "${DEFAULT-VALUE}; at most " + EVENT_BUDGET + " over all threads); a longer run is reported over the "
+            + "span they cover. Without --trace or --timeline, " + SUMMARY_EVENTS + ".")
     private int traceEvents;
+
+    @Option(names = "--copy-workers", paramLabel = "N", description = "Copy-engine threads for this run, 1..256 "
+        + "(default: the shared engine's, a quarter of the processors, 1 to 8).")
+    private Integer copyWorkers;
 
     @Override
     public Integer call() throws IOException {
-        StreamOp streamOp = parseOp();
-        WaitStrategy strategy = parseWait();
-        CopyPolicy policy = parseCopyPolicy();
+        validate();
+        for (Path output : new Path[] {trace, timeline}) {
+            String problem = output == null ? null : OutputFile.problem(output);
+            if (problem != null) {
+                throw bad("cannot write " + (output == trace ? "--trace" : "--timeline") + " " + output + ": "
+                    + problem);
+            }
+        }
+        if (chunk < SMALL_CHUNK) {
+            spec.commandLine().getErr().printf(Locale.ROOT, "jpipeline: warning: --chunk %s is below %s: each "
+                + "stage's hand-off between threads (microseconds) will outweigh the work on its data, and the run "
+                + "will be slow; try --chunk 1m, or more --stages%n", ByteSize.format(chunk),
+                ByteSize.format(SMALL_CHUNK));
+            spec.commandLine().getErr().flush();
+        }
+        if (file == null) {
+            return run(StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic));
+        }
+        if (file.toString().equals("-")) {
+            return run(new StreamSource.Sequential("stdin", Channels.newChannel(System.in)));
+        }
+        if (!Files.isReadable(file) || Files.isDirectory(file)) {
+            throw bad("cannot read " + file + " (" + file.toAbsolutePath() + (Files.isDirectory(file)
+                ? " is a directory)" : Files.exists(file) ? " is not readable)" : ": no such file)"));
+        }
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            long size = Files.isRegularFile(file) ? channel.size() : 0;
+            // a size of 0 may mean "unknown" (/proc): such files are read to their end, like pipes and FIFOs
+            return run(size > 0 ? new StreamSource.File(file.toString(), channel, size)
+                : new StreamSource.Sequential(file.toString(), channel));
+        }
+    }
+
+    private void validate() {
         if (stages < 1 || stages > 255) {
             throw bad("--stages must be in 1..255, got " + stages);
         }
@@ -92,47 +141,61 @@ final class StreamCommand implements Callable<Integer> {
         if (producers + consumers > 1024) {
             throw bad("at most 1024 threads in all, got " + (producers + consumers));
         }
-        if (chunk > Integer.MAX_VALUE) {
-            throw bad("--chunk must be below 2 GiB, got " + chunk);
+        if (chunk < 1 || chunk > Integer.MAX_VALUE) {
+            throw bad("--chunk must be 1 byte to below 2 GiB, got " + chunk);
+        }
+        if (op == StreamOp.SUM && chunk % 8 != 0) {
+            throw bad("--op sum adds 8-byte words, so --chunk must be a multiple of 8, got " + chunk);
         }
         if (traceEvents < Tracer.MIN_EVENTS_PER_LANE || traceEvents > Tracer.MAX_EVENTS_PER_LANE) {
             throw bad("--trace-events must be in " + Tracer.MIN_EVENTS_PER_LANE + ".." + Tracer.MAX_EVENTS_PER_LANE
                 + ", got " + traceEvents);
         }
+        if (copyWorkers != null && (copyWorkers < 1 || copyWorkers > 256)) {
+            throw bad("--copy-workers must be in 1..256, got " + copyWorkers);
+        }
         if (file != null && synthetic != null) {
             throw bad("give either FILE or --synthetic, not both");
         }
-        StreamJob.Options options = new StreamJob.Options(stages, producers, consumers, chunk, streamOp, strategy,
-            policy, traceEvents);
-        PrintWriter out = spec.commandLine().getOut();
-        if (file == null) {
-            return report(out, StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic), options, streamOp);
-        }
-        if (!Files.isReadable(file) || Files.isDirectory(file)) {
-            throw bad("cannot read " + file + (Files.exists(file) ? " (not a readable file)" : " (no such file)"));
-        }
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            return report(out, new StreamJob.Source(file.toString(), channel, null, channel.size()), options,
-                streamOp);
+    }
+
+    /** Events per thread the tracer keeps: what was asked, within {@link #EVENT_BUDGET} over all lanes. */
+    private int eventsPerLane(int threads) {
+        int wanted = recording() ? traceEvents : Math.min(traceEvents, SUMMARY_EVENTS);
+        long affordable = EVENT_BUDGET / (2L * threads);    // each thread's lane and its copies' lane
+        return (int) Math.max(Tracer.MIN_EVENTS_PER_LANE, Math.min(wanted, affordable));
+    }
+
+    /** Whether the run's events are recorded for a file, or only summarised in the stall figures. */
+    private boolean recording() {
+        return trace != null || timeline != null;
+    }
+
+    private int run(StreamSource source) throws IOException {
+        int readers = source.size() < 0 ? 1 : producers;    // a stream of unknown size is read in order by one
+        try (CopyEngine engine = copyWorkers == null ? null
+            : CopyEngine.builder().workers(copyWorkers).name("jpipeline-stream-copy").build()) {
+            StreamJob.Options options = new StreamJob.Options(stages, readers, consumers, chunk, op,
+                wait.strategy(), copyPolicy.policy(), eventsPerLane(readers + consumers), engine);
+            return report(source, options, engine == null ? CopyEngine.shared().workers() : engine.workers());
         }
     }
 
-    private int report(PrintWriter out, StreamJob.Source source, StreamJob.Options options, StreamOp streamOp)
-        throws IOException {
+    private int report(StreamSource source, StreamJob.Options o, int engineWorkers) {
+        PrintWriter out = spec.commandLine().getOut();
         AtomicLong progress = new AtomicLong();
-        Thread bar = System.console() != null ? ProgressBar.start(progress, source.size(), System.err) : null;
+        Thread bar = System.console() != null && source.size() > 0
+            ? ProgressBar.start(progress, source.size(), System.err) : null;
         StreamJob.Result result;
         try {
-            result = StreamJob.run(source, options, progress);
+            result = StreamJob.run(source, o, progress);
         } finally {
             if (bar != null) {
                 bar.interrupt();
             }
         }
         if (result.failure() != null) {
-            spec.commandLine().getErr().println("jpipeline: " + result.failure());
-            spec.commandLine().getErr().flush();
-            return 1;
+            return fail(result.failure());
         }
         Tracer tracer = result.tracer();
         List<TraceEvent> events = tracer.events();
@@ -140,15 +203,24 @@ final class StreamCommand implements Callable<Integer> {
         // A run longer than the tracer keeps is measured over the span in which every lane has all its events.
         List<TraceEvent> measured = dropped == 0 ? events : StallReport.completeWindow(events);
         long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
-        StallReport stalls = StallReport.of(measured, producers, consumers, measuredNanos);
+        StallReport stalls = StallReport.of(measured, o.producers(), measuredNanos, result.batches());
         double seconds = result.nanos() / 1e9;
-        long batches = (source.size() + chunk - 1) / chunk;
-        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %d stages, %d producers, %d consumers, chunks of %s, %s, "
-            + "%s waiting%n", source.name(), ByteSize.format(source.size()), stages, producers, consumers,
-            ByteSize.format(chunk), streamOp.name().toLowerCase(Locale.ROOT), wait);
-        out.printf(Locale.ROOT, "  result    %s %s%n", streamOp.name().toLowerCase(Locale.ROOT), result.value());
+        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %d stages, %d producer%s, %d consumers, chunks of %s, "
+            + "%s, %s waiting%n", source.name(), ByteSize.format(result.bytes()) + (source.size() < 0
+                ? ", size unknown until read to its end" : ""), stages, o.producers(), o.producers() == 1 ? "" : "s",
+            o.consumers(), ByteSize.format(chunk), op, wait);
+        if (o.producers() != producers) {
+            out.printf(Locale.ROOT, "  note      a stream of unknown size is read in order by one producer "
+                + "(--producers %d does not apply)%n", producers);
+        }
+        out.printf(Locale.ROOT, "  result    %s %s%n", op, result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
-            source.size() / seconds / (1 << 20), batches / seconds);
+            result.bytes() / seconds / (1 << 20), result.batches() / seconds);
+        if (recording() && tracer.eventsPerLane() < traceEvents) {
+            out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
+                + "most %d over all %d threads%n", tracer.eventsPerLane(), traceEvents, EVENT_BUDGET,
+                o.producers() + o.consumers());
+        }
         if (dropped > 0) {
             out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "
                 + "dropped): overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
@@ -157,50 +229,50 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  overlap   efficiency %.2f (copies in flight %.3f s, busiest consumer computing "
             + "%.3f s, of %.3f s)%n", stalls.overlapEfficiency(), stalls.copyNanos() / 1e9,
             stalls.computeNanos() / 1e9, measuredNanos / 1e9);
-        out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, consumers waited "
-            + "%.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
-        out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading());
+        out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, the busiest "
+            + "consumer %.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
+        StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers);
+        out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(remedies));
+        out.flush();
+        // what a copy moved: its producer's share of its batch's chunk (the last chunk may be short)
+        long total = result.bytes();
+        ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
+            o.producers(), e.rank(), 1)[1];
+        return writeOutputs(tracer, events, copyBytes, source.name() + ", " + stages + " stages, " + o.producers()
+            + " producers, " + o.consumers() + " consumers");
+    }
+
+    /** Writes the trace and the timeline, where asked for; a failure is one line and exit code 1. */
+    private int writeOutputs(Tracer tracer, List<TraceEvent> events, ToLongFunction<TraceEvent> copyBytes,
+                             String title) {
+        PrintWriter out = spec.commandLine().getOut();
         if (trace != null) {
-            result.tracer().writeChromeTrace(trace);
+            try {
+                tracer.writeChromeTrace(trace);
+            } catch (IOException e) {
+                return fail("cannot write the trace to " + trace + ": " + OutputFile.reason(e));
+            }
+            long dropped = tracer.dropped();
             out.printf(Locale.ROOT, "  trace     %s (%d events%s)%n", trace, events.size(),
                 dropped == 0 ? "" : ", the newest; " + dropped + " dropped");
+            out.flush();
         }
         if (timeline != null) {
-            TimelinePage.write(timeline, events, stages,
-                e -> StreamJob.share(Math.min(chunk, source.size() - e.batch() * chunk), producers, e.rank(), 1)[1],
-                source.name() + ", " + stages + " stages, " + producers + " producers, " + consumers + " consumers");
+            try {
+                TimelinePage.write(timeline, events, stages, copyBytes, title);
+            } catch (IOException e) {
+                return fail("cannot write the timeline to " + timeline + ": " + OutputFile.reason(e));
+            }
             out.printf(Locale.ROOT, "  timeline  %s%n", timeline);
+            out.flush();
         }
-        out.flush();
         return 0;
     }
 
-    private StreamOp parseOp() {
-        return switch (op.toLowerCase(Locale.ROOT)) {
-            case "sum" -> StreamOp.SUM;
-            case "crc32c" -> StreamOp.CRC32C;
-            case "sha256", "sha-256" -> StreamOp.SHA256;
-            default -> throw bad("unknown --op '" + op + "': use sum, crc32c or sha256");
-        };
-    }
-
-    private WaitStrategy parseWait() {
-        return switch (wait.toLowerCase(Locale.ROOT)) {
-            case "spin" -> WaitStrategy.BUSY_SPIN;
-            case "yield" -> WaitStrategy.YIELDING;
-            case "adaptive" -> WaitStrategy.ADAPTIVE;
-            case "block" -> WaitStrategy.BLOCKING;
-            default -> throw bad("unknown --wait '" + wait + "': use spin, yield, adaptive or block");
-        };
-    }
-
-    private CopyPolicy parseCopyPolicy() {
-        return switch (copyPolicy.toLowerCase(Locale.ROOT)) {
-            case "auto" -> CopyPolicy.AUTO;
-            case "producer" -> CopyPolicy.ON_ISSUING_THREAD;
-            case "engine" -> CopyPolicy.ON_COPY_ENGINE;
-            default -> throw bad("unknown --copy-policy '" + copyPolicy + "': use auto, producer or engine");
-        };
+    private int fail(String message) {
+        spec.commandLine().getErr().println("jpipeline: " + message);
+        spec.commandLine().getErr().flush();
+        return 1;
     }
 
     private ParameterException bad(String message) {

@@ -10,18 +10,22 @@ class DemoCommandTest {
 
     @Test
     void demoStreamsAndVerifies() {
-        String[] result = Cli.run("demo", "--mib", "4", "--chunk-kib", "64");
+        String[] result = Cli.run("demo", "--size", "4MiB", "--chunk", "64k");
         assertEquals("0", result[0], result[2]);
-        assertTrue(result[1].contains("streamed 4 MiB as 64 stages of 64 KiB"), result[1]);
+        assertTrue(result[1].contains("streamed 4.0 MiB as 64 stages of 64.0 KiB"), result[1]);
         assertTrue(result[1].contains(": verified"), result[1]);
         assertTrue(result[1].contains("stages/s"), result[1]);
     }
 
     @Test
     void badSizesAreRefusedWithExitCode2() {
-        String[] result = Cli.run("demo", "--mib", "1", "--chunk-kib", "3");
+        String[] result = Cli.run("demo", "--size", "1m", "--chunk", "3k");
         assertEquals("2", result[0]);
-        assertTrue(result[2].contains("whole number of --chunk-kib stages"), result[2]);
+        assertTrue(result[2].contains("--size must be a whole number (at least 1) of --chunk stages, got --size "
+            + "1048576 and --chunk 3072"), result[2]);
+        String[] odd = Cli.run("demo", "--size", "1m", "--chunk", "24");
+        assertEquals("2", odd[0]);
+        assertTrue(odd[2].contains("--chunk must be a multiple of 16 bytes"), odd[2]);
     }
 
     @Test

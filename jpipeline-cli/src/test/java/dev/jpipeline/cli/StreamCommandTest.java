@@ -9,6 +9,7 @@ import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.trace.Tracer;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -44,7 +45,7 @@ class StreamCommandTest {
     @Test
     void syntheticResultsMatchTheJdk() throws Exception {
         long size = 5L * 1024 * 1024 + 123;                // a partial last chunk and a partial last word
-        MemorySegment data = StreamJob.synthetic(size).memory();
+        MemorySegment data = StreamJob.synthetic(size).data();
         String[] crc = Cli.run("stream", "--synthetic", String.valueOf(size), "--op", "crc32c", "--consumers", "3",
             "--chunk", "256k");
         assertEquals("0", crc[0], crc[2]);
@@ -62,11 +63,11 @@ class StreamCommandTest {
     @Test
     void aOneGibFileGivesTheJdksChecksums(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("one-gib.bin");
-        MemorySegment block = StreamJob.synthetic(16L << 20).memory();
+        MemorySegment block = StreamJob.synthetic(16L << 20).data();
         CRC32C expected = new CRC32C();
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             for (int i = 0; i < 64; i++) {
-                block.set(java.lang.foreign.ValueLayout.JAVA_LONG, 0, i);          // no two blocks alike
+                block.set(ValueLayout.JAVA_LONG, 0, i);          // no two blocks alike
                 ByteBuffer buffer = block.asByteBuffer();
                 expected.update(buffer.duplicate());
                 while (buffer.hasRemaining()) {
@@ -123,6 +124,32 @@ class StreamCommandTest {
     }
 
     @Test
+    void aFileReadByAnEngineOfOneOrThreeCopyWorkersGivesTheJdksChecksum(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("data.bin");
+        MemorySegment data = StreamJob.synthetic((4 << 20) + 77).data();
+        Files.write(file, data.toArray(ValueLayout.JAVA_BYTE));
+        for (String workers : new String[] {"1", "3"}) {
+            String[] out = Cli.run("stream", file.toString(), "--copy-workers", workers, "--chunk", "512k");
+            assertEquals("0", out[0], out[2]);
+            assertEquals(crc32cOf(data), result(out[1]));
+        }
+    }
+
+    @Test
+    void theTracerStaysWithinItsBudgetAndSaysSo(@TempDir Path dir) throws Exception {
+        Path trace = dir.resolve("trace.json");
+        String[] out = Cli.run("stream", "--synthetic", "1m", "--trace-events",
+            String.valueOf(Tracer.MAX_EVENTS_PER_LANE), "--trace", trace.toString());
+        assertEquals("0", out[0], out[2]);
+        long perLane = StreamCommand.EVENT_BUDGET / (2 * 4);
+        assertTrue(out[1].contains("memory    the tracer keeps " + perLane + " events per thread, not the "
+            + Tracer.MAX_EVENTS_PER_LANE + " asked for: at most " + StreamCommand.EVENT_BUDGET + " over all 4 threads"),
+            out[1]);
+        JsonNode written = new ObjectMapper().readTree(trace.toFile());
+        assertEquals(perLane, written.get("otherData").get("eventsPerLane").asLong());
+    }
+
+    @Test
     void everyCopyPolicyStreamsTheSameResult() {
         String expected = null;
         for (String policy : new String[] {"auto", "producer", "engine"}) {
@@ -149,6 +176,9 @@ class StreamCommandTest {
             {"stream", "--wait", "sleepy"},
             {"stream", "--copy-policy", "gpu"},
             {"stream", "--trace-events", "8"},
+            {"stream", "--copy-workers", "0"},
+            {"stream", "--op", "sum", "--chunk", "12"},
+            {"stream", "--chunk", "1.5"},
         };
         for (String[] args : cases) {
             String[] r = Cli.run(args);
@@ -165,9 +195,9 @@ class StreamCommandTest {
         FileChannel channel = FileChannel.open(file, StandardOpenOption.READ);
         long size = channel.size();
         channel.close();                                   // every read now fails with ClosedChannelException
-        StreamJob.Result result = StreamJob.run(new StreamJob.Source(file.toString(), channel, null, size),
+        StreamJob.Result result = StreamJob.run(new StreamSource.File(file.toString(), channel, size),
             new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE, CopyPolicy.AUTO,
-                Tracer.DEFAULT_EVENTS_PER_LANE), new AtomicLong());
+                Tracer.DEFAULT_EVENTS_PER_LANE, null), new AtomicLong());
         assertTrue(result.failure() != null, "the failure is reported");
         assertTrue(result.failure().startsWith("I/O error reading " + file + " at offset 0"), result.failure());
         assertTrue(result.failure().contains("ClosedChannelException"), result.failure());

@@ -230,7 +230,7 @@ public final class Tracer implements TraceSink {
                 + "\",\"cat\":\"stage " + e.stage() + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid
                 + ",\"ts\":" + micros(e.startNanos()) + ",\"dur\":" + micros(e.durationNanos())
                 + ",\"args\":{\"stage\":" + e.stage() + ",\"batch\":" + e.batch() + ",\"rank\":" + e.rank()
-                + ",\"role\":\"" + e.role() + "\"}}");
+                + ",\"role\":\"" + escape(e.role()) + "\"}}");
         }
         w.write("\n]}\n");
     }
@@ -249,7 +249,26 @@ public final class Tracer implements TraceSink {
         return String.format(Locale.ROOT, "%.3f", nanos / 1000.0);
     }
 
+    /** {@code s} as the inside of a JSON string: quotes, backslashes and control characters escaped (RFC 8259). */
     static String escape(String s) {
-        return s.replace("\\", "\\\\").replace("\"", "\\\"");
+        StringBuilder b = new StringBuilder(s.length() + 8);
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"' -> b.append("\\\"");
+                case '\\' -> b.append("\\\\");
+                case '\n' -> b.append("\\n");
+                case '\r' -> b.append("\\r");
+                case '\t' -> b.append("\\t");
+                default -> {
+                    if (c < 0x20) {
+                        b.append(String.format(Locale.ROOT, "\\u%04x", (int) c));
+                    } else {
+                        b.append(c);
+                    }
+                }
+            }
+        }
+        return b.toString();
     }
 }
