@@ -14,12 +14,24 @@ public final class Main implements Runnable {
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
 
-    /** Runs the command line; exits with the command's status (2 for bad arguments). */
+    /** For picocli; {@link #commandLine()} makes the configured command line. */
+    public Main() {
+    }
+
+    /**
+     * Runs the command line; exits with the command's status (2 for bad arguments).
+     *
+     * @param args the command line
+     */
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));
     }
 
-    /** The configured command line, for the launcher and for tests. */
+    /**
+     * The configured command line, for the launcher and for tests.
+     *
+     * @return a new command line, ready to execute
+     */
     public static CommandLine commandLine() {
         CommandLine cli = new CommandLine(new Main()).setCaseInsensitiveEnumValuesAllowed(true);
         // bad arguments: one line naming the problem, exit code 2 (no usage dump)
@@ -31,6 +43,7 @@ public final class Main implements Runnable {
         return cli;
     }
 
+    /** Without a subcommand: prints the usage. */
     @Override
     public void run() {
         spec.commandLine().usage(spec.commandLine().getOut());
