@@ -112,6 +112,14 @@ final class StreamCommand implements Callable<Integer> {
                 ByteSize.format(SMALL_CHUNK));
             spec.commandLine().getErr().flush();
         }
+        try {
+            return stream();
+        } catch (StreamJob.TooLargeException e) {
+            throw bad(e.getMessage());
+        }
+    }
+
+    private int stream() throws IOException {
         if (file == null) {
             return run(StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic));
         }

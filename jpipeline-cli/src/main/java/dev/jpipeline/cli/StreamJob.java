@@ -50,7 +50,7 @@ final class StreamJob {
 
     /** A deterministic synthetic input of {@code bytes} bytes, off-heap. */
     static StreamSource.Memory synthetic(long bytes) {
-        MemorySegment data = Arena.ofAuto().allocate(bytes, 64);
+        MemorySegment data = allocate(Arena.ofAuto(), bytes, "--synthetic (the data is generated in memory)");
         long words = bytes / 8;
         for (long i = 0; i < words; i++) {
             data.setAtIndex(ValueLayout.JAVA_LONG, i, StreamChecksum.mix(i));
@@ -61,14 +61,42 @@ final class StreamJob {
         return new StreamSource.Memory("synthetic", data);
     }
 
+    /**
+     * {@code bytes} of memory from {@code arena}, 64-byte aligned.
+     *
+     * @throws TooLargeException when the JVM may not allocate that much ({@code what} names the option)
+     */
+    static MemorySegment allocate(Arena arena, long bytes, String what) {
+        try {
+            return arena.allocate(bytes, 64);
+        } catch (OutOfMemoryError e) {
+            throw new TooLargeException(what + " needs " + ByteSize.format(bytes) + " of memory, more than this JVM "
+                + "may allocate (" + e.getMessage() + "); use a smaller size, or a file");
+        }
+    }
+
+    /** A size the run cannot allocate: a bad argument for this machine, reported in one line. */
+    static final class TooLargeException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        TooLargeException(String message) {
+            super(message);
+        }
+    }
+
     /** Streams {@code source}; {@code progress} counts the bytes consumed so far. */
     static Result run(StreamSource source, Options o, AtomicLong progress) {
         // a known size: every producer stops after the last batch; unknown: after the first short one
         long batches = source.size() < 0 ? Long.MAX_VALUE : (source.size() + o.chunk() - 1) / o.chunk();
         Arena arena = Arena.ofShared();
         MemorySegment[] stages = new MemorySegment[o.stages()];
-        for (int s = 0; s < o.stages(); s++) {
-            stages[s] = arena.allocate(o.chunk(), 64);
+        try {
+            for (int s = 0; s < o.stages(); s++) {
+                stages[s] = allocate(arena, o.chunk(), "--chunk (each of the " + o.stages() + " stages)");
+            }
+        } catch (TooLargeException e) {
+            arena.close();                      // the stages allocated so far
+            throw e;
         }
         long[] lengths = new long[o.stages()];
         StreamDigest digest = new StreamDigest(o.op(), o.stages(), o.consumers());

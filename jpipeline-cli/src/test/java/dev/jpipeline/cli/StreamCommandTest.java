@@ -217,4 +217,13 @@ class StreamCommandTest {
         b.update(data, 3333, data.length - 3333);
         assertEquals(whole.getValue(), Crc32c.combine(a.getValue(), b.getValue(), data.length - 3333));
     }
+
+    @Test
+    void syntheticDataTooLargeForMemoryIsOneLineAndExitTwo() {
+        String[] r = Cli.run("stream", "--synthetic", "1024g");
+        assertEquals("2", r[0], r[2]);
+        assertTrue(r[2].startsWith("jpipeline: --synthetic (the data is generated in memory) needs 1024 GiB of memory, "
+            + "more than this JVM may allocate"), r[2]);
+        assertEquals(1, r[2].strip().lines().count(), r[2]);
+    }
 }
