@@ -226,8 +226,8 @@ final class StreamCommand implements Callable<Integer> {
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
         if (recording() && tracer.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
-                + "most %d over all %d threads%n", tracer.eventsPerLane(), traceEvents, EVENT_BUDGET,
-                o.producers() + o.consumers());
+                + "most %d over all %d threads and their copies (%d lanes)%n", tracer.eventsPerLane(), traceEvents, EVENT_BUDGET,
+                o.producers() + o.consumers(), 2 * (o.producers() + o.consumers()));
         }
         if (dropped > 0) {
             out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "

@@ -143,7 +143,8 @@ class StreamCommandTest {
         assertEquals("0", out[0], out[2]);
         long perLane = StreamCommand.EVENT_BUDGET / (2 * 4);
         assertTrue(out[1].contains("memory    the tracer keeps " + perLane + " events per thread, not the "
-            + Tracer.MAX_EVENTS_PER_LANE + " asked for: at most " + StreamCommand.EVENT_BUDGET + " over all 4 threads"),
+            + Tracer.MAX_EVENTS_PER_LANE + " asked for: at most " + StreamCommand.EVENT_BUDGET
+            + " over all 4 threads and their copies (8 lanes)"),
             out[1]);
         JsonNode written = new ObjectMapper().readTree(trace.toFile());
         assertEquals(perLane, written.get("otherData").get("eventsPerLane").asLong());
