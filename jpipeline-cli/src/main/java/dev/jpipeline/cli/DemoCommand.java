@@ -31,7 +31,7 @@ import picocli.CommandLine.Model.CommandSpec;
  *            producers 0,1 (halves)                               consumers 2,3 (halves)
  * </pre>
  */
-@Command(name = "demo", mixinStandardHelpOptions = true,
+@Command(name = "demo", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "Stream built-in data through a 2-producer, 2-consumer, 4-stage pipeline and verify it.")
 final class DemoCommand implements Callable<Integer> {
 
@@ -63,7 +63,12 @@ final class DemoCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         int batches = (int) (total / chunk);
         try (Arena arena = Arena.ofShared()) {
-            MemorySegment source = arena.allocate(total, 64);
+            MemorySegment source;
+            try {
+                source = StreamJob.allocate(arena, total, "--size (the data is generated in memory)");
+            } catch (StreamJob.TooLargeException e) {
+                throw new ParameterException(spec.commandLine(), e.getMessage());
+            }
             for (long i = 0; i < total / 8; i++) {
                 source.setAtIndex(ValueLayout.JAVA_LONG, i, StreamChecksum.mix(i * 0x9E3779B97F4A7C15L));
             }

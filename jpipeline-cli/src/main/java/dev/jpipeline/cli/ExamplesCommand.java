@@ -9,7 +9,7 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code jpipeline examples}: runs every ported CUDA documentation example and prints a table. */
-@Command(name = "examples", mixinStandardHelpOptions = true,
+@Command(name = "examples", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "Run every CUDA documentation example on the SIMT runtime and verify it.")
 final class ExamplesCommand implements Callable<Integer> {
 

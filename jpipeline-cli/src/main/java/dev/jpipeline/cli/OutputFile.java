@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -17,19 +18,30 @@ final class OutputFile {
     }
 
     /**
-     * Why {@code file} cannot be written, or null when it can: it is a directory, its folder is missing, or opening
-     * it for writing fails. Opens it without truncating, and removes it again when the check created it. A device
-     * that accepts the open but fails writes (such as {@code /dev/full}) shows only when written to.
+     * Why {@code file} cannot be written, or null when it can: it has no name, it is a directory, its folder is
+     * missing or a file, or opening it for writing fails. Opens a regular file without truncating, and removes it
+     * again when the check created it. A FIFO or a device is not opened (a FIFO's open would wait for a reader, and
+     * its reader would see the check's close as the end); a device that fails writes (such as {@code /dev/full})
+     * shows only when written to.
      */
     static String problem(Path file) {
+        if (file.toString().isEmpty()) {
+            return "the option needs a file name";
+        }
         if (Files.isDirectory(file)) {
             return file + " is a directory";
         }
         Path folder = file.toAbsolutePath().getParent();
+        if (folder != null && Files.exists(folder) && !Files.isDirectory(folder)) {
+            return folder + " is a file, not a folder";
+        }
         if (folder != null && !Files.isDirectory(folder)) {
             return "folder " + folder + " does not exist";
         }
         boolean existed = Files.exists(file);
+        if (existed && !Files.isRegularFile(file)) {
+            return null;                        // a FIFO or a device: written at the end, a failure then is one line
+        }
         try (FileChannel ignored = FileChannel.open(file, StandardOpenOption.WRITE, StandardOpenOption.CREATE)) {
             return null;
         } catch (IOException | SecurityException e) {
@@ -47,6 +59,9 @@ final class OutputFile {
 
     /** The cause in a few words: the exception's message, or its type when it has none. */
     static String reason(Exception e) {
+        if (e instanceof AccessDeniedException) {
+            return "permission denied";
+        }
         String reason = e instanceof FileSystemException fs && fs.getReason() != null
             ? fs.getReason() : e.getMessage();
         return reason != null ? reason : e.getClass().getSimpleName();

@@ -27,7 +27,7 @@ import picocli.CommandLine.Model.CommandSpec;
  * asynchronous reads into the stage buffers, and reports the result, the throughput, the overlap of copies and
  * computation, and where the time went.
  */
-@Command(name = "stream", mixinStandardHelpOptions = true,
+@Command(name = "stream", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "Stream a file (or synthetic data) through a partitioned pipeline and report how it went.")
 final class StreamCommand implements Callable<Integer> {
 
@@ -98,6 +98,7 @@ final class StreamCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         validate();
+        checkOutputsDistinct();
         for (Path output : new Path[] {trace, timeline}) {
             String problem = output == null ? null : OutputFile.problem(output);
             if (problem != null) {
@@ -130,11 +131,47 @@ final class StreamCommand implements Callable<Integer> {
             throw bad("cannot read " + file + " (" + file.toAbsolutePath() + (Files.isDirectory(file)
                 ? " is a directory)" : Files.exists(file) ? " is not readable)" : ": no such file)"));
         }
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+        FileChannel opened;
+        try {
+            opened = FileChannel.open(file, StandardOpenOption.READ);
+        } catch (IOException | SecurityException e) {
+            throw bad("cannot open " + file + " (" + OutputFile.reason(e) + ")");
+        }
+        try (FileChannel channel = opened) {
             long size = Files.isRegularFile(file) ? channel.size() : 0;
             // a size of 0 may mean "unknown" (/proc): such files are read to their end, like pipes and FIFOs
             return run(size > 0 ? new StreamSource.File(file.toString(), channel, size)
                 : new StreamSource.Sequential(file.toString(), channel));
+        }
+    }
+
+    /** The outputs must not overwrite the input or each other. */
+    private void checkOutputsDistinct() {
+        if (trace != null && timeline != null && sameFile(trace, timeline)) {
+            throw bad("--trace and --timeline name the same file, " + trace + ": one would overwrite the other");
+        }
+        for (Path output : new Path[] {trace, timeline}) {
+            if (output != null && file != null && !file.toString().equals("-") && sameFile(output, file)) {
+                throw bad((output == trace ? "--trace " : "--timeline ") + output + " is the input file: writing "
+                    + "it would destroy the data being streamed");
+            }
+        }
+    }
+
+    /** "1 stage", "4 stages". */
+    private static String count(int n, String noun) {
+        return n + " " + noun + (n == 1 ? "" : "s");
+    }
+
+    /** Whether {@code a} and {@code b} are one file (the same path, or links to one existing file). */
+    private static boolean sameFile(Path a, Path b) {
+        if (a.toAbsolutePath().normalize().equals(b.toAbsolutePath().normalize())) {
+            return true;
+        }
+        try {
+            return Files.exists(a) && Files.exists(b) && Files.isSameFile(a, b);
+        } catch (IOException e) {
+            return false;
         }
     }
 
@@ -158,6 +195,12 @@ final class StreamCommand implements Callable<Integer> {
         if (traceEvents < Tracer.MIN_EVENTS_PER_LANE || traceEvents > Tracer.MAX_EVENTS_PER_LANE) {
             throw bad("--trace-events must be in " + Tracer.MIN_EVENTS_PER_LANE + ".." + Tracer.MAX_EVENTS_PER_LANE
                 + ", got " + traceEvents);
+        }
+        long stageBytes = (long) stages * chunk;
+        if (stageBytes > Runtime.getRuntime().maxMemory()) {
+            throw bad("--stages " + stages + " x --chunk " + ByteSize.format(chunk) + " = " + ByteSize.format(stageBytes)
+                + " of stage buffers, more than this JVM may allocate (" + ByteSize.format(Runtime.getRuntime()
+                .maxMemory()) + "); use fewer stages or smaller chunks");
         }
         if (copyWorkers != null && (copyWorkers < 1 || copyWorkers > 256)) {
             throw bad("--copy-workers must be in 1..256, got " + copyWorkers);
@@ -213,11 +256,11 @@ final class StreamCommand implements Callable<Integer> {
         long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
         StallReport stalls = StallReport.of(measured, o.producers(), measuredNanos, result.batches());
         double seconds = result.nanos() / 1e9;
-        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %d stages, %d producer%s, %d consumers, chunks of %s, "
-            + "%s, %s waiting%n", source.name(), ByteSize.format(result.bytes()) + (source.size() < 0
-                ? ", size unknown until read to its end" : ""), stages, o.producers(), o.producers() == 1 ? "" : "s",
-            o.consumers(), ByteSize.format(chunk), op, wait);
-        if (o.producers() != producers) {
+        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %s, %s, %s, chunks of %s, %s, %s waiting%n",
+            source.name(), ByteSize.format(result.bytes()) + (source.size() < 0
+                ? ", size unknown until read to its end" : ""), count(stages, "stage"), count(o.producers(), "producer"),
+            count(o.consumers(), "consumer"), ByteSize.format(chunk), op, wait);
+        if (o.producers() != producers && spec.commandLine().getParseResult().hasMatchedOption("--producers")) {
             out.printf(Locale.ROOT, "  note      a stream of unknown size is read in order by one producer "
                 + "(--producers %d does not apply)%n", producers);
         }
@@ -246,8 +289,8 @@ final class StreamCommand implements Callable<Integer> {
         long total = result.bytes();
         ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
             o.producers(), e.rank(), 1)[1];
-        return writeOutputs(tracer, events, copyBytes, source.name() + ", " + stages + " stages, " + o.producers()
-            + " producers, " + o.consumers() + " consumers");
+        return writeOutputs(tracer, events, copyBytes, source.name() + ", " + count(stages, "stage") + ", "
+            + count(o.producers(), "producer") + ", " + count(o.consumers(), "consumer"));
     }
 
     /** Writes the trace and the timeline, where asked for; a failure is one line and exit code 1. */

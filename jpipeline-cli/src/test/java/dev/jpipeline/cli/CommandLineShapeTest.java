@@ -64,6 +64,11 @@ class CommandLineShapeTest {
         assertEquals("0", command[0], command[2]);
         assertTrue(command[1].startsWith("jpipeline " + BuildVersion.version() + "\n"), command[1]);
         assertEquals(option[1], command[1]);
+        for (String sub : new String[] {"stream", "demo", "examples"}) {
+            String[] v = Cli.run(sub, "--version");
+            assertEquals("0", v[0], v[2]);
+            assertEquals(option[1], v[1], sub + " --version");
+        }
         String[] help = Cli.run("help");
         assertEquals("0", help[0]);
         assertTrue(help[1].contains("stream") && help[1].contains("version"), help[1]);

@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
@@ -49,5 +50,48 @@ class OutputPathTest {
         assertEquals("1", timeline[0]);
         assertEquals("jpipeline: cannot write the timeline to /dev/full: No space left on device",
             timeline[2].strip());
+    }
+
+    @Test
+    void outputsThatWouldOverwriteTheInputOrEachOtherAreRefused(@TempDir Path dir) throws Exception {
+        Path input = Files.write(dir.resolve("in.bin"), new byte[4096]);
+        Path out = dir.resolve("same.out");
+        String[][] cases = {
+            {"--trace", input.toString(), "jpipeline: --trace " + input + " is the input file: writing it would "
+                + "destroy the data being streamed"},
+            {"--timeline", dir.resolve("./in.bin").toString(), "jpipeline: --timeline " + dir.resolve("./in.bin")
+                + " is the input file: writing it would destroy the data being streamed"},
+        };
+        for (String[] c : cases) {
+            String[] r = Cli.run("stream", input.toString(), c[0], c[1]);
+            assertEquals("2", r[0], r[2]);
+            assertEquals(c[2], r[2].strip());
+        }
+        String[] both = Cli.run("stream", input.toString(), "--trace", out.toString(), "--timeline", out.toString());
+        assertEquals("2", both[0]);
+        assertEquals("jpipeline: --trace and --timeline name the same file, " + out + ": one would overwrite the "
+            + "other", both[2].strip());
+        assertEquals(4096, Files.size(input), "the input is untouched");
+    }
+
+    @Test
+    void anEmptyNameAFileAsFolderAndAFifoAreHandledBeforeTheRun(@TempDir Path dir) throws Exception {
+        String[] empty = Cli.run("stream", "--synthetic", "1m", "--trace", "");
+        assertEquals("2", empty[0]);
+        assertEquals("jpipeline: cannot write --trace : the option needs a file name", empty[2].strip());
+        Path file = Files.write(dir.resolve("plain"), new byte[1]);
+        String[] underFile = Cli.run("stream", "--synthetic", "1m", "--trace", file.resolve("t.json").toString());
+        assertEquals("2", underFile[0]);
+        assertEquals("jpipeline: cannot write --trace " + file.resolve("t.json") + ": " + file
+            + " is a file, not a folder", underFile[2].strip());
+        Path fifo = dir.resolve("fifo");
+        Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
+        assumeTrue(mkfifo.waitFor() == 0, "no mkfifo here");
+        // the check must not open the FIFO (it would wait for a reader): a reader started now gets the whole trace
+        Process reader = new ProcessBuilder("cat", fifo.toString()).start();
+        String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", fifo.toString());
+        assertEquals("0", r[0], r[2]);
+        String json = new String(reader.getInputStream().readAllBytes());
+        assertTrue(json.startsWith("{\"displayTimeUnit\"") && json.strip().endsWith("}"), json);
     }
 }

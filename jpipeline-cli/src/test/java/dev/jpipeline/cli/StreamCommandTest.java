@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -226,5 +227,22 @@ class StreamCommandTest {
         assertTrue(r[2].startsWith("jpipeline: --synthetic (the data is generated in memory) needs 1024 GiB of memory, "
             + "more than this JVM may allocate"), r[2]);
         assertEquals(1, r[2].strip().lines().count(), r[2]);
+    }
+
+    @Test
+    void stageBuffersBeyondMemoryAreRefusedBeforeAnyIsAllocated() {
+        String[] r = Cli.run("stream", "--synthetic", "1m", "--chunk", "2047m", "--stages", "255");
+        assertEquals("2", r[0], r[2]);
+        assertTrue(r[2].startsWith("jpipeline: --stages 255 x --chunk 2047.0 MiB = "), r[2]);
+        assertTrue(r[2].contains("of stage buffers, more than this JVM may allocate"), r[2]);
+    }
+
+    @Test
+    void aFileThatCannotBeOpenedIsOneLine() {
+        assumeTrue(java.nio.file.Files.exists(java.nio.file.Path.of("/proc/1/mem")), "no /proc/1/mem here");
+        String[] r = Cli.run("stream", "/proc/1/mem");
+        assertTrue(r[0].equals("2") || r[0].equals("1"), r[0] + " " + r[2]);
+        assertEquals(1, r[2].strip().lines().count(), r[2]);
+        assertTrue(r[2].startsWith("jpipeline: "), r[2]);
     }
 }
