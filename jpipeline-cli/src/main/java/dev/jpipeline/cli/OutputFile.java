@@ -5,7 +5,9 @@ import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 
 /**
@@ -54,6 +56,44 @@ final class OutputFile {
                     // an empty file is left; the run will overwrite it
                 }
             }
+        }
+    }
+
+    /** Writes a whole file at a path. */
+    @FunctionalInterface
+    interface Writer {
+        /**
+         * Writes the output to {@code file}.
+         *
+         * @param file where to write
+         * @throws IOException when writing fails
+         */
+        void writeTo(Path file) throws IOException;
+    }
+
+    /**
+     * Writes {@code target} through {@code writer} so that it is never left half-written: a regular file (or a new
+     * one) is written to a hidden file beside it, which then replaces it in one move; an interrupted or failed
+     * write leaves the old file as it was (the hidden file is deleted, on exit at the latest). A FIFO, a device or
+     * a link such as {@code /dev/stdout} is written directly.
+     *
+     * @param target the output's path
+     * @param writer what writes the output
+     * @throws IOException when writing or the move fails
+     */
+    static void write(Path target, Writer writer) throws IOException {
+        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
+            writer.writeTo(target);
+            return;
+        }
+        Path folder = target.toAbsolutePath().getParent();
+        Path partial = Files.createTempFile(folder, "." + target.getFileName(), ".partial");
+        partial.toFile().deleteOnExit();            // an interrupt (SIGINT runs the shutdown hooks) leaves no litter
+        try {
+            writer.writeTo(partial);
+            Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } finally {
+            Files.deleteIfExists(partial);
         }
     }
 

@@ -299,7 +299,7 @@ final class StreamCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         if (trace != null) {
             try {
-                tracer.writeChromeTrace(trace);
+                OutputFile.write(trace, tracer::writeChromeTrace);
             } catch (IOException e) {
                 return fail("cannot write the trace to " + trace + ": " + OutputFile.reason(e));
             }
@@ -310,7 +310,7 @@ final class StreamCommand implements Callable<Integer> {
         }
         if (timeline != null) {
             try {
-                TimelinePage.write(timeline, events, stages, copyBytes, title);
+                OutputFile.write(timeline, file -> TimelinePage.write(file, events, stages, copyBytes, title));
             } catch (IOException e) {
                 return fail("cannot write the timeline to " + timeline + ": " + OutputFile.reason(e));
             }

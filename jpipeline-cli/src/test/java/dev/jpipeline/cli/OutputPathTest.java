@@ -94,4 +94,21 @@ class OutputPathTest {
         String json = new String(reader.getInputStream().readAllBytes());
         assertTrue(json.startsWith("{\"displayTimeUnit\"") && json.strip().endsWith("}"), json);
     }
+
+    @Test
+    void aFailedWriteLeavesThePreviousOutputWholeAndNoPartialFile(@TempDir Path dir) throws Exception {
+        Path target = Files.writeString(dir.resolve("trace.json"), "{\"old\":true}");
+        java.io.IOException failure = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
+            () -> OutputFile.write(target, file -> {
+                Files.writeString(file, "{\"half");
+                throw new java.io.IOException("interrupted mid-write");
+            }));
+        assertEquals("interrupted mid-write", failure.getMessage());
+        assertEquals("{\"old\":true}", Files.readString(target));
+        try (var listing = Files.list(dir)) {
+            assertEquals(java.util.List.of(target), listing.toList(), "no partial file left");
+        }
+        OutputFile.write(target, file -> Files.writeString(file, "{\"new\":true}"));
+        assertEquals("{\"new\":true}", Files.readString(target));
+    }
 }
