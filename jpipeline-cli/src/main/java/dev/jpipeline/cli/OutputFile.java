@@ -82,7 +82,9 @@ final class OutputFile {
      * @throws IOException when writing or the move fails
      */
     static void write(Path target, Writer writer) throws IOException {
-        if (Files.exists(target, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
+        boolean special = Files.exists(target, LinkOption.NOFOLLOW_LINKS)
+            && !Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS);
+        if (special) {
             writer.writeTo(target);
             return;
         }

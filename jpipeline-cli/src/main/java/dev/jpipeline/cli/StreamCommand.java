@@ -198,7 +198,8 @@ final class StreamCommand implements Callable<Integer> {
         }
         long stageBytes = (long) stages * chunk;
         if (stageBytes > Runtime.getRuntime().maxMemory()) {
-            throw bad("--stages " + stages + " x --chunk " + ByteSize.format(chunk) + " = " + ByteSize.format(stageBytes)
+            throw bad("--stages " + stages + " x --chunk " + ByteSize.format(chunk) + " = "
+                + ByteSize.format(stageBytes)
                 + " of stage buffers, more than this JVM may allocate (" + ByteSize.format(Runtime.getRuntime()
                 .maxMemory()) + "); use fewer stages or smaller chunks");
         }
@@ -258,8 +259,8 @@ final class StreamCommand implements Callable<Integer> {
         double seconds = result.nanos() / 1e9;
         out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %s, %s, %s, chunks of %s, %s, %s waiting%n",
             source.name(), ByteSize.format(result.bytes()) + (source.size() < 0
-                ? ", size unknown until read to its end" : ""), count(stages, "stage"), count(o.producers(), "producer"),
-            count(o.consumers(), "consumer"), ByteSize.format(chunk), op, wait);
+                ? ", size unknown until read to its end" : ""), count(stages, "stage"),
+            count(o.producers(), "producer"), count(o.consumers(), "consumer"), ByteSize.format(chunk), op, wait);
         if (o.producers() != producers && spec.commandLine().getParseResult().hasMatchedOption("--producers")) {
             out.printf(Locale.ROOT, "  note      a stream of unknown size is read in order by one producer "
                 + "(--producers %d does not apply)%n", producers);
@@ -269,7 +270,8 @@ final class StreamCommand implements Callable<Integer> {
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
         if (recording() && tracer.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
-                + "most %d over all %d threads and their copies (%d lanes)%n", tracer.eventsPerLane(), traceEvents, EVENT_BUDGET,
+                + "most %d over all %d threads and their copies (%d lanes)%n", tracer.eventsPerLane(), traceEvents,
+                EVENT_BUDGET,
                 o.producers() + o.consumers(), 2 * (o.producers() + o.consumers()));
         }
         if (dropped > 0) {
