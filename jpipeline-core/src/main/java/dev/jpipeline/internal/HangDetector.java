@@ -1,7 +1,8 @@
 package dev.jpipeline.internal;
 
-import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.Iterator;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
@@ -22,6 +23,10 @@ import java.util.function.Supplier;
  * check() is called only from slow paths: by a waiter whose wait has stalled (a quarter of the patience, then
  * every quarter; see Waiting), or by a launch's watching thread. Waits shorter than that never reach it, so the
  * detector costs nothing on the fast path. A report, once made, is final: every later check returns it.
+ *
+ * Registering is O(1) (a launch registers every CUDA thread it starts, 262,144 for a 1024 x 256 grid), and a
+ * check forgets the participants that have left, counting them for the report: a gone participant is stuck for
+ * good and needs no abandoning, so dropping it changes no verdict, and a check costs O(participants present).
  * </pre>
  */
 public final class HangDetector {
@@ -52,7 +57,10 @@ public final class HangDetector {
     private final String headline;
     private final LongSupplier progress;
     private final Supplier<String> state;
-    private final List<Participant> participants = new CopyOnWriteArrayList<>();
+    /** Participants not yet seen gone by a check (weakly consistent iteration; register may run concurrently). */
+    private final Queue<Participant> participants = new ConcurrentLinkedQueue<>();
+    /** Guarded by this: participants a check found gone and dropped, for the report's count. */
+    private int left;
 
     /** Guarded by this: when every participant was first seen stuck (0: not stuck), and the signature then. */
     private long stuckSince;
@@ -104,9 +112,13 @@ public final class HangDetector {
             return report;
         }
         boolean abandoned = false;
-        for (Participant p : participants) {
+        for (Iterator<Participant> it = participants.iterator(); it.hasNext(); ) {
+            Participant p = it.next();
             Thread t = p.thread();
-            if (!p.isGone() && t != null && !t.isAlive()) {
+            if (p.isGone() && p.stalledIn() == null) {
+                it.remove();            // left for good: stuck, never waiting again (see the class comment)
+                left++;
+            } else if (!p.isGone() && t != null && !t.isAlive()) {
                 p.abandon();            // termination happens-before isAlive() == false: its state is readable
                 abandoned = true;
             }
@@ -150,7 +162,7 @@ public final class HangDetector {
     private String describe(long stuckNanos) {
         StringBuilder b = new StringBuilder(headline).append(" and nothing has changed for ")
             .append(stuckNanos / 1_000_000).append(" ms:");
-        int gone = 0;
+        int gone = left;
         for (Participant p : participants) {
             String waiting = p.stalledIn();
             Throwable fault = p.fault();
