@@ -46,6 +46,15 @@ public final class HangDetector {
         /** The misuse exception it got and has not recovered from (it has not waited since), or null. */
         Throwable fault();
 
+        /**
+         * Whether the thread acting for it has ended (by default: its Java thread is no longer alive). The ending
+         * happens-before a true answer, so its state is readable when {@link #abandon()} runs.
+         */
+        default boolean ownerEnded() {
+            Thread t = thread();
+            return t != null && !t.isAlive();
+        }
+
         /** Its thread has ended without leaving: leave on its behalf. Called at most once. */
         void abandon();
 
@@ -114,12 +123,11 @@ public final class HangDetector {
         boolean abandoned = false;
         for (Iterator<Participant> it = participants.iterator(); it.hasNext(); ) {
             Participant p = it.next();
-            Thread t = p.thread();
             if (p.isGone() && p.stalledIn() == null) {
                 it.remove();            // left for good: stuck, never waiting again (see the class comment)
                 left++;
-            } else if (!p.isGone() && t != null && !t.isAlive()) {
-                p.abandon();            // termination happens-before isAlive() == false: its state is readable
+            } else if (!p.isGone() && p.ownerEnded()) {
+                p.abandon();            // the ending happens-before ownerEnded(): its state is readable
                 abandoned = true;
             }
         }

@@ -1,9 +1,17 @@
 package dev.jpipeline.internal;
 
+import java.util.concurrent.locks.LockSupport;
+
 /**
- * Told when the current thread parks in a jpipeline wait and when it wakes: the hook through which an execution
- * model built on top of the core (the SIMT runtime's hang detection) sees which of its threads are blocked and
- * where. Bound per thread with {@link #CURRENT}; unbound threads pay one look-up per park, nothing else.
+ * Told when the current thread parks in a jpipeline wait and when it wakes, and does the parking and the waking:
+ * the hook through which an execution model built on top of the core sees which of its threads are blocked and
+ * where (the SIMT runtime's hang detection), and decides what runs while one is blocked (its block scheduler hands
+ * the block's single turn to another CUDA thread). Bound per thread with {@link #CURRENT}; unbound threads pay one
+ * look-up per park, nothing else.
+ *
+ * <p>A waiter pushed while a listener was bound is woken through that listener's {@link #wake()}, not by
+ * {@link LockSupport#unpark}: the listener must then treat a wake like a permit, as {@code LockSupport} does (a
+ * wake that comes before the {@link #park} makes that park return at once), or a wake-up is lost.
  */
 public interface ParkListener {
 
@@ -30,6 +38,42 @@ public interface ParkListener {
      * that moved on from a thread that merely woke.
      */
     default void waitEnded() {
+    }
+
+    /**
+     * Parks the current thread until {@link #wake()} is called (or was called since the last park), the deadline
+     * passes, or spuriously; by default {@link LockSupport#park}. Called between {@link #parking} and
+     * {@link #unparked}.
+     *
+     * @param blocker  what it waits on, for thread dumps
+     * @param deadline a {@link System#nanoTime()} deadline, or {@link Deadlines#NO_DEADLINE}
+     */
+    default void park(Object blocker, long deadline) {
+        if (deadline == Deadlines.NO_DEADLINE) {
+            LockSupport.park(blocker);
+        } else {
+            LockSupport.parkNanos(blocker, deadline - System.nanoTime());
+        }
+    }
+
+    /**
+     * Wakes the thread this listener is bound to, from any thread: the signal of a waiter it pushed. By default
+     * {@link LockSupport#unpark}; a wake may be spurious (the waiter re-polls its condition).
+     *
+     * @param thread the Java thread that pushed the waiter
+     */
+    default void wake(Thread thread) {
+        LockSupport.unpark(thread);
+    }
+
+    /**
+     * The logical thread running now, when the listener's Java thread runs several of them one after another: a
+     * pipeline handle made now belongs to it rather than to the Java thread.
+     *
+     * @return the logical thread, or null when the Java thread is the thread (the default)
+     */
+    default LogicalThread logicalThread() {
+        return null;
     }
 
     /** The listener bound to the current thread, or null. */

@@ -16,8 +16,25 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
 
     /** The thread that made the handle: the only one allowed to use it. Compared on every operation. */
     final Thread owner = Thread.currentThread();
+    /**
+     * The logical thread that made the handle, when the owner runs several one after another (a SIMT strand), else
+     * null: then it, not the Java thread, owns the handle, names it, and ends it.
+     */
+    final LogicalThread logicalOwner;
 
     PipelineHandle() {
+        ParkListener listener = ParkListener.current();
+        this.logicalOwner = listener == null ? null : listener.logicalThread();
+    }
+
+    /** The owner's name, for messages: the logical thread's, else the Java thread's. */
+    final String ownerName() {
+        return logicalOwner != null ? logicalOwner.name() : owner.getName();
+    }
+
+    /** Whether the owner has ended: the logical thread, else the Java thread. */
+    final boolean ownerHasEnded() {
+        return logicalOwner != null ? logicalOwner.hasEnded() : !owner.isAlive();
     }
 
     public abstract void producerAcquire();
@@ -71,14 +88,17 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
      * @throws IllegalStateException when the caller is not the owner
      */
     final void checkOwner(String op) {
-        if (Thread.currentThread() != owner) {
+        if (Thread.currentThread() != owner || logicalOwner != null && logicalOwner.hasEnded()) {
             throw foreignThread(op);
         }
     }
 
     private IllegalStateException foreignThread(String op) {
+        ParkListener listener = ParkListener.current();
+        LogicalThread caller = listener == null ? null : listener.logicalThread();
         return new IllegalStateException(op + " on a pipeline handle of another thread: the handle belongs to thread '"
-            + owner.getName() + "', which made it, and was used by thread '" + Thread.currentThread().getName()
+            + ownerName() + "', which made it, and was used by thread '"
+            + (caller != null ? caller.name() : Thread.currentThread().getName())
             + "' (each thread makes and uses its own handle)");
     }
 }

@@ -154,7 +154,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             join(member);
         }
         TraceSink sink = ring.settings.trace();
-        this.trace = sink == null ? null : sink.lane(owner.getName(), rank, side == null ? "partitioned" : side.label());
+        this.trace = sink == null ? null : sink.lane(ownerName(), rank, side == null ? "partitioned" : side.label());
         if (ring.detector != null) {
             ring.detector.register(this);
         }
@@ -566,6 +566,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     @Override
+    public boolean ownerEnded() {
+        return ownerHasEnded();
+    }
+
+    @Override
     public boolean isGone() {
         return !active;
     }
@@ -585,7 +590,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public String name() {
-        return who() + " on thread '" + owner.getName() + "'";
+        return who() + " on thread '" + ownerName() + "'";
     }
 
     /**
@@ -597,8 +602,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!ACTIVE.compareAndSet(this, true, false)) {
             return;
         }
-        ring.departed(who() + "'s thread '" + owner.getName() + "' ended without quit()");
-        leave("(its thread '" + owner.getName() + "' ended)");
+        ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
+        leave("(its thread '" + ownerName() + "' ended)");
     }
 
     @Override

@@ -25,9 +25,12 @@ public final class Waiter {
     volatile Waiter next;
     /** Set by the signaller that detached this node from its stack, before it unparks the waiter. */
     volatile boolean detached;
+    /** Wakes the waiter instead of {@link LockSupport#unpark}: the waiter's park listener, or null. */
+    private final ParkListener wakeVia;
 
-    Waiter(Thread thread) {
+    Waiter(Thread thread, ParkListener wakeVia) {
         this.thread = thread;
+        this.wakeVia = wakeVia;
     }
 
     /**
@@ -48,12 +51,17 @@ public final class Waiter {
         }
     }
 
-    /** Detaches the whole stack and unparks every waiter still waiting. */
+    /** Detaches the whole stack and wakes every waiter still waiting. */
     static void signalAll(VarHandle head, Object holder) {
         for (Waiter w = (Waiter) head.getAndSet(holder, (Waiter) null); w != null; w = w.next) {
             w.detached = true;          // its waiter must push a new node to be woken again
             Thread t = w.thread;
-            if (t != null) {
+            if (t == null) {
+                continue;
+            }
+            if (w.wakeVia != null) {
+                w.wakeVia.wake(t);
+            } else {
                 LockSupport.unpark(t);
             }
         }

@@ -111,7 +111,7 @@ public final class Waiting {
                     }
                 } else {
                     if (node == null || node.detached) {
-                        node = new Waiter(me);  // a signal detached the old one: be woken by the next signal
+                        node = new Waiter(me, listener);  // a signal detached the old one: be woken by the next signal
                         waitable.enqueue(node);
                     }
                     status = waitable.poll(token);
@@ -161,14 +161,12 @@ public final class Waiting {
                 if (listener != null) {
                     parked = true;
                     listener.parking(site);
-                }
-                if (limit == Deadlines.NO_DEADLINE) {
+                    listener.park(waitable, limit);
+                    listener.unparked();        // may throw (an aborted kernel launch)
+                } else if (limit == Deadlines.NO_DEADLINE) {
                     LockSupport.park(waitable);
                 } else {
                     LockSupport.parkNanos(waitable, limit - System.nanoTime());
-                }
-                if (listener != null) {
-                    listener.unparked();        // may throw (an aborted kernel launch)
                 }
                 status = waitable.poll(token);
                 if (status != null) {

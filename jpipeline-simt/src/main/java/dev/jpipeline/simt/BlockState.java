@@ -1,10 +1,8 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.PhaseBarrier;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * What the threads of one thread block share: {@code __shared__} memory (dynamic and keyed variables), the
@@ -17,17 +15,14 @@ final class BlockState {
     final SyncSite syncThreads;
     final WarpState[] warps;
     final MemorySegment dynamicShared;
-    private final Arena arena;
     private final ConcurrentHashMap<Object, Object> sharedVariables = new ConcurrentHashMap<>();
     /** Tile barriers by tile size: one per tile. */
     private final ConcurrentHashMap<Integer, SyncSite[]> tiles = new ConcurrentHashMap<>();
-    /** Threads still running; the last to finish frees the shared memory. */
-    private final AtomicInteger running;
-
-    BlockState(Dim3 blockIdx, int size, long dynamicSharedBytes) {
+    /** @param dynamicShared the block's slot's shared memory (see {@link Launch}) */
+    BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared) {
         this.blockIdx = blockIdx;
         this.size = size;
-        this.running = new AtomicInteger(size);
+        this.dynamicShared = dynamicShared;
         int warpCount = (size + Kernel.WARP_SIZE - 1) / Kernel.WARP_SIZE;
         this.warps = new WarpState[warpCount];
         for (int w = 0; w < warpCount; w++) {
@@ -38,9 +33,6 @@ final class BlockState {
                 w.reconverge();         // __syncthreads reconverges every warp of the block
             }
         }));
-        // closing a shared arena is a handshake with every thread: only pay for it when memory is asked for
-        this.arena = dynamicSharedBytes == 0 ? null : Arena.ofShared();
-        this.dynamicShared = arena == null ? MemorySegment.NULL : arena.allocate(dynamicSharedBytes, 16);
     }
 
     @SuppressWarnings("unchecked")
@@ -59,20 +51,5 @@ final class BlockState {
             return sites;
         });
         return all[rank / tileSize];
-    }
-
-    /**
-     * A thread of the block has finished; the last one frees the block's shared memory.
-     *
-     * @return whether it was the block's last thread
-     */
-    boolean threadFinished() {
-        if (running.decrementAndGet() == 0) {
-            if (arena != null) {
-                arena.close();
-            }
-            return true;
-        }
-        return false;
     }
 }

@@ -8,7 +8,9 @@ import java.util.function.Supplier;
 /**
  * One CUDA thread's view of its launch: the built-in variables ({@code threadIdx}, {@code blockIdx},
  * {@code blockDim}, {@code gridDim}), its groups (thread block, warp, tiled partitions, the grid of a
- * cooperative launch), {@code __shared__} memory and the execution barriers. Confined to its thread.
+ * cooperative launch), {@code __shared__} memory and the execution barriers. Confined to its thread, and valid
+ * only until that thread's body returns: the runtime re-points the object at a later thread of the launch (so that a
+ * thread costs no allocation), so do not keep it, or groups it returned, beyond that.
  *
  * <p>CUDA has no such object: device code reads the built-in variables and calls the intrinsics
  * ({@code __syncthreads()}, {@code cooperative_groups::this_thread_block()}, ...) directly. Here each kernel
@@ -22,24 +24,28 @@ public final class KernelContext {
     static final ScopedValue<KernelContext> CURRENT = ScopedValue.newInstance();
 
     private final Launch launch;
-    private final BlockState block;
-    private final Dim3 threadIdx;
-    private final int rank;
-    private final WarpState warp;
-    private final LaneSequence lane;
-    private final ThreadBlock blockGroup;
-    private final Group warpGroup;
+    private final LaneSequence lane = new LaneSequence();
+    private final ThreadBlock blockGroup = new ThreadBlock(this);
+    // The thread this context stands for now: re-pointed by its strand at each thread it runs (see bind).
+    private BlockState block;
+    private Dim3 threadIdx;
+    private int rank;
+    private WarpState warp;
+    /** Made on the first warp() call of the current thread. */
+    private Group warpGroup;
 
-    KernelContext(Launch launch, BlockState block, Dim3 threadIdx, int rank) {
+    KernelContext(Launch launch) {
         this.launch = launch;
-        this.block = block;
-        this.threadIdx = threadIdx;
-        this.rank = rank;
+    }
+
+    /** Makes this context the one of {@code kt}, whose strand owns it: called before {@code kt}'s body runs. */
+    void bind(KernelThread kt) {
+        this.block = kt.scheduler.block;
+        this.rank = kt.rank;
+        this.threadIdx = launch.threadIndex(kt.rank);
         this.warp = block.warps[rank / Kernel.WARP_SIZE];
-        this.lane = new LaneSequence(warp);
-        this.blockGroup = new ThreadBlock(this);
-        this.warpGroup = new SubGroup("warp " + warpId() + " of block " + block.blockIdx, warp.lanes, laneId(),
-            warp.sync);
+        this.warpGroup = null;
+        lane.reset(warp);
     }
 
     /**
@@ -130,7 +136,12 @@ public final class KernelContext {
      *         its {@code threadRank()} is {@link #laneId()}
      */
     public Group warp() {
-        return warpGroup;
+        Group g = warpGroup;
+        if (g == null) {
+            g = new SubGroup("warp " + warpId() + " of block " + block.blockIdx, warp.lanes, laneId(), warp.sync);
+            warpGroup = g;
+        }
+        return g;
     }
 
     /**
@@ -201,7 +212,8 @@ public final class KernelContext {
      * @return the same segment for every thread of the block, never null: {@code dynamicSharedBytes} long and
      *         aligned to 16 bytes, accessible from any thread; {@link MemorySegment#NULL} (zero bytes) when the
      *         launch asked for none. Do not rely on its initial contents (CUDA leaves shared memory
-     *         uninitialized). It is freed when the block's last thread finishes: an access after that throws
+     *         uninitialized; as on a GPU's multiprocessor, a block may find what an earlier block of the launch
+     *         left there). It is freed when the launch's last block finishes: an access after that throws
      *         {@link IllegalStateException}, so do not let it escape the kernel
      */
     public MemorySegment dynamicShared() {

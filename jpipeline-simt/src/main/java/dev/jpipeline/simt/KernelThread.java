@@ -1,61 +1,73 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.HangDetector;
-import dev.jpipeline.internal.ParkListener;
+import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.WaitSite;
 
 /**
- * The launch's view of one CUDA thread: a participant of the launch's hang detector, told through the park
- * listener hook when it blocks in a jpipeline wait and when it wakes; it unwinds ({@link KernelAbortedException})
- * once the launch has been aborted.
+ * One CUDA thread of a launch: its place in its block's scheduler, a participant of the launch's hang detector,
+ * and the logical owner of the pipeline handles it makes (its strand outlives it: see {@link Strand}).
+ *
+ * <pre>
+ * Scheduling state (BlockScheduler): RUNNING while it holds its block's turn, READY while it waits for the turn
+ * after a wake, BLOCKED while parked with nothing to wake it yet, FINISHED once its body has returned. state and
+ * permit are guarded by the scheduler's lock; permit is a wake that came while it was RUNNING (before it parked), so
+ * that its next park returns at once, as LockSupport's permit does.
+ * </pre>
  */
-final class KernelThread implements ParkListener, HangDetector.Participant {
+final class KernelThread implements HangDetector.Participant, LogicalThread {
 
-    final Dim3 blockIdx;
-    final Dim3 threadIdx;
-    private final LaunchMonitor monitor;
-    /** The Java thread running this CUDA thread: set before it starts. */
-    private volatile Thread thread;
-    /** What the thread is parked in, or null while it runs: written by the thread, read by the detector. */
+    static final int RUNNING = 0;
+    static final int READY = 1;
+    static final int BLOCKED = 2;
+    static final int FINISHED = 3;
+
+    final BlockScheduler scheduler;
+    final int rank;
+    /** The strand that runs it: set when it first takes the turn, before its body runs. */
+    volatile Strand strand;
+    /** Guarded by the scheduler's lock. */
+    int state = READY;
+    /** Guarded by the scheduler's lock. */
+    boolean permit;
+    /** What it is parked in, or null while it runs: written by its strand, read by the hang detector. */
     private volatile Object blockedIn;
-    volatile boolean finished;
+    /** Set once its body has returned (or thrown): read by the hang detector and by its pipeline handles. */
+    private volatile boolean finished;
 
-    KernelThread(LaunchMonitor monitor, Dim3 blockIdx, Dim3 threadIdx) {
-        this.monitor = monitor;
-        this.blockIdx = blockIdx;
-        this.threadIdx = threadIdx;
+    KernelThread(BlockScheduler scheduler, int rank) {
+        this.scheduler = scheduler;
+        this.rank = rank;
     }
 
-    void runsOn(Thread t) {
-        thread = t;
-    }
-
-    @Override
-    public void parking(Object site) {
-        monitor.checkAborted();
+    void blockedIn(Object site) {
         blockedIn = site;
     }
 
-    /** Woken: it may park again in the same wait (a timed look at its clock), so it still counts as blocked. */
-    @Override
-    public void unparked() {
-        monitor.checkAborted();
-    }
-
-    /** Its wait has ended: it runs again, which is progress for the launch. */
-    @Override
-    public void waitEnded() {
+    void finish() {
         blockedIn = null;
-        monitor.progressed();
+        finished = true;
     }
 
     @Override
     public Thread thread() {
-        return thread;
+        Strand s = strand;
+        return s == null ? null : s.thread();
     }
 
     @Override
     public boolean isGone() {
+        return finished;
+    }
+
+    /** It ends by finishing (isGone): its strand lives on, so the Java thread's liveness says nothing. */
+    @Override
+    public boolean ownerEnded() {
+        return false;
+    }
+
+    @Override
+    public boolean hasEnded() {
         return finished;
     }
 
@@ -70,13 +82,13 @@ final class KernelThread implements ParkListener, HangDetector.Participant {
         return null;
     }
 
-    /** A kernel thread always finishes through the launch's finally block: nothing to do on its behalf. */
+    /** A kernel thread always finishes through its strand: nothing to do on its behalf. */
     @Override
     public void abandon() {
     }
 
     @Override
     public String name() {
-        return "block " + blockIdx + " thread " + threadIdx;
+        return "block " + scheduler.block.blockIdx + " thread " + scheduler.launch.threadIndex(rank);
     }
 }

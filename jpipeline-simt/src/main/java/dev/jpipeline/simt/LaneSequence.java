@@ -4,11 +4,11 @@ import dev.jpipeline.internal.BatchSequence;
 
 /**
  * One lane's view of its warp's batch sequence: what it perceives (its own commits) and what it waits for in the
- * actual, warp-shared sequence. Confined to the lane's thread.
+ * actual, warp-shared sequence. Confined to the lane's thread; a strand resets it for each thread it runs.
  */
 final class LaneSequence implements BatchSequence {
 
-    private final WarpState warp;
+    private WarpState warp;
     private int epoch;
     private int commitsInEpoch;
     private boolean diverged;
@@ -17,9 +17,16 @@ final class LaneSequence implements BatchSequence {
     private long waitedThrough = -1;
     private long lastCoverage;
 
-    LaneSequence(WarpState warp) {
+    /** Starts a new lane of {@code warp}: nothing committed, nothing waited for. */
+    void reset(WarpState warp) {
         this.warp = warp;
         this.epoch = warp.epoch();
+        this.commitsInEpoch = 0;
+        this.diverged = false;
+        this.perceived = 0;
+        this.lastActual = -1;
+        this.waitedThrough = -1;
+        this.lastCoverage = 0;
     }
 
     void diverge() {

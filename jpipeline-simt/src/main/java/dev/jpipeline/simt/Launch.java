@@ -1,20 +1,31 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.Group;
-import dev.jpipeline.internal.BatchSequence;
-import dev.jpipeline.internal.ParkListener;
 import dev.jpipeline.internal.PhaseBarrier;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayDeque;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 
 /**
- * One kernel launch in progress: makes blocks resident (bounded by a semaphore), starts one virtual thread per
- * CUDA thread with its context and its park listener bound, and waits for the end while watching for a failure
- * or a hang (checked every {@link #TICK_MILLIS} ms).
+ * One kernel launch in progress.
+ *
+ * <pre>
+ * Blocks run in slots: as many as the machine has cores (every block, in a cooperative launch). A slot runs one
+ * resident block at a time, on its own BlockScheduler; the strand that finishes a block's last thread claims the
+ * slot's next block (a shared counter) and runs its first thread itself, so the launching thread takes no part
+ * once the slots are filled. Each slot's dynamic shared memory is allocated once per launch and reused by the
+ * blocks it runs, as a multiprocessor reuses its shared memory; it is freed when the last block has finished.
+ *
+ * The launching thread waits for the blocks, and on each tick (TICK_MILLIS) asks the hang detector; on a hang or a
+ * thread's failure it aborts: every block scheduler wakes its blocked threads, which unwind with
+ * KernelAbortedException in their turn, and no further thread or block starts.
+ * </pre>
  */
 final class Launch {
 
@@ -22,52 +33,83 @@ final class Launch {
 
     final Dim3 gridDim;
     final Dim3 blockDim;
-    private final long dynamicSharedBytes;
-    private final KernelBody body;
+    final KernelBody body;
+    final LaunchMonitor monitor;
     private final boolean cooperative;
-    private final LaunchMonitor monitor;
-    private final CountDownLatch done;
-    private final Semaphore residency;
+    private final Dim3[] threadIndex;
+    private final int blocks;
+    /**
+     * Each slot's block: set (volatile) before the block's threads run, so that an abort either finds the block or
+     * its threads find the abort when they park.
+     */
+    private final AtomicReferenceArray<BlockScheduler> resident;
+    private final MemorySegment[] slotShared;
+    private final Arena sharedArena;
+    private final AtomicInteger nextBlock = new AtomicInteger();
+    /** Blocks not yet finished (or skipped by an abort): the one that brings it to 0 wakes the launching thread. */
+    private final AtomicInteger blocksLeft;
+    private final Thread launcher = Thread.currentThread();
     private final AtomicReference<KernelFailure> failure = new AtomicReference<>();
     private final ConcurrentHashMap<Object, Object> globals = new ConcurrentHashMap<>();
     private final SyncSite gridSync;
     private final int totalThreads;
+    /** Strands with nothing to run, waiting for an assignment. Guarded by itself. */
+    private final ArrayDeque<Strand> idle = new ArrayDeque<>();
+    /** Guarded by idle: set when the launch is over, so that idle strands end. */
+    private boolean over;
 
     Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative) {
         this.gridDim = grid;
         this.blockDim = block;
-        this.dynamicSharedBytes = dynamicSharedBytes;
         this.body = body;
         this.cooperative = cooperative;
-        this.totalThreads = Math.multiplyExact(grid.volume(), block.volume());
+        this.blocks = grid.volume();
+        this.totalThreads = Math.multiplyExact(blocks, block.volume());
         this.monitor = new LaunchMonitor(Kernel.hangPatienceMillis() * 1_000_000L, grid + " x " + block);
-        this.done = new CountDownLatch(totalThreads);
-        this.residency = new Semaphore(cooperative ? grid.volume()
-            : Math.max(1, Runtime.getRuntime().availableProcessors()));
+        this.blocksLeft = new AtomicInteger(blocks);
+        this.threadIndex = new Dim3[block.volume()];
+        for (int r = 0; r < threadIndex.length; r++) {
+            threadIndex[r] = block.index(r);
+        }
+        int slots = cooperative ? blocks : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));
+        this.resident = new AtomicReferenceArray<>(slots);
+        this.slotShared = new MemorySegment[slots];
+        // closing a shared arena is a handshake with every thread: once per launch, and only when memory is asked for
+        this.sharedArena = dynamicSharedBytes == 0 ? null : Arena.ofShared();
+        for (int s = 0; s < slots; s++) {
+            slotShared[s] = sharedArena == null ? MemorySegment.NULL : sharedArena.allocate(dynamicSharedBytes, 16);
+        }
         this.gridSync = cooperative ? new SyncSite("grid sync", new PhaseBarrier(totalThreads)) : null;
     }
 
     void run() {
-        int blocks = gridDim.volume();
-        for (int b = 0; b < blocks && !monitor.aborted(); b++) {
-            while (!acquireResidency()) {
-                watchForHang();
-            }
-            if (!monitor.aborted()) {
-                startBlock(gridDim.index(b));
+        for (int s = 0; s < resident.length(); s++) {
+            KernelThread first = claimBlock(s);
+            if (first != null) {
+                run(first);
             }
         }
         try {
-            while (!done.await(TICK_MILLIS, TimeUnit.MILLISECONDS)) {
+            while (blocksLeft.get() > 0) {
+                LockSupport.parkNanos(this, TICK_MILLIS * 1_000_000L);
+                if (Thread.interrupted()) {
+                    monitor.abort("the launching thread was interrupted");
+                    abortBlocks();
+                    Thread.currentThread().interrupt();
+                    throw new KernelFailure("interrupted while waiting for the kernel", new InterruptedException());
+                }
                 watchForHang();
                 if (monitor.aborted() && monitor.live() == 0) {
                     break;
                 }
             }
-        } catch (InterruptedException e) {
-            monitor.abort("the launching thread was interrupted");
-            Thread.currentThread().interrupt();
-            throw new KernelFailure("interrupted while waiting for the kernel", e);
+        } finally {
+            synchronized (idle) {
+                over = true;
+                for (Strand s : idle) {
+                    LockSupport.unpark(s.thread());
+                }
+            }
         }
         KernelFailure f = failure.get();
         if (f != null) {
@@ -75,14 +117,103 @@ final class Launch {
         }
     }
 
-    private boolean acquireResidency() {
-        try {
-            return monitor.aborted() || residency.tryAcquire(TICK_MILLIS, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            monitor.abort("the launching thread was interrupted");
-            return true;
+    /** The CUDA index of block rank {@code rank}'s thread. */
+    Dim3 threadIndex(int rank) {
+        return threadIndex[rank];
+    }
+
+    /** Runs {@code kt}, which has just taken its block's turn: on its own strand, or on an idle or a new one. */
+    void run(KernelThread kt) {
+        Strand own = kt.strand;
+        if (own != null) {
+            LockSupport.unpark(own.thread());
+            return;
         }
+        Strand s;
+        synchronized (idle) {
+            s = idle.pollFirst();
+        }
+        if (s != null) {
+            s.assign(kt);
+        } else {
+            new Strand(this, kt).start();
+        }
+    }
+
+    /** Called by a strand with nothing to run: waits for an assignment; null once the launch is over. */
+    KernelThread idle(Strand s) {
+        synchronized (idle) {
+            if (over) {
+                return null;
+            }
+            idle.addFirst(s);               // most recently used first: its stack is warm
+        }
+        for (;;) {
+            KernelThread kt = s.takeAssigned();
+            if (kt != null) {
+                return kt;
+            }
+            synchronized (idle) {
+                if (over) {
+                    return null;
+                }
+            }
+            LockSupport.park(this);
+        }
+    }
+
+    /** The first thread of slot {@code slot}'s next block, holding its turn; null when no block is left to run. */
+    private KernelThread claimBlock(int slot) {
+        for (;;) {
+            int b = nextBlock.get();
+            if (b >= blocks) {
+                return null;
+            }
+            if (monitor.aborted()) {
+                if (nextBlock.compareAndSet(b, blocks)) {
+                    blocksDone(blocks - b);         // never started: the abort ends them here
+                    return null;
+                }
+            } else if (nextBlock.compareAndSet(b, b + 1)) {
+                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot]);
+                BlockScheduler scheduler = new BlockScheduler(this, block, slot, TurnPolicy.ROUND_ROBIN);
+                resident.set(slot, scheduler);
+                KernelThread first = scheduler.begin();
+                if (first == null) {                // aborted meanwhile
+                    return blockFinished(scheduler);
+                }
+                return first;
+            }
+        }
+    }
+
+    /** {@code scheduler}'s block has finished: returns the first thread of its slot's next block, or null. */
+    KernelThread blockFinished(BlockScheduler scheduler) {
+        blocksDone(1);
+        return claimBlock(scheduler.slot);
+    }
+
+    private void blocksDone(int n) {
+        if (blocksLeft.addAndGet(-n) == 0) {
+            if (sharedArena != null) {
+                sharedArena.close();            // every thread has finished: nothing touches shared memory now
+            }
+            LockSupport.unpark(launcher);
+        }
+    }
+
+    /** A kernel thread threw: the first failure fails the launch and aborts it. */
+    void failed(KernelThread kt, Throwable t) {
+        String message = "thread " + threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx + " failed: "
+            + t;
+        if (failure.compareAndSet(null, new KernelFailure(message, t))) {
+            monitor.abort(message);
+            abortBlocks();
+        }
+    }
+
+    boolean aborted() {
+        return monitor.aborted();
     }
 
     /** Aborts the launch when the hang detector reports that every live thread is stuck. */
@@ -94,42 +225,16 @@ final class Launch {
         if (report != null) {
             failure.compareAndSet(null, new KernelFailure(report, null));
             monitor.abort(report);
+            abortBlocks();
         }
     }
 
-    private void startBlock(Dim3 blockIdx) {
-        BlockState block = new BlockState(blockIdx, blockDim.volume(), dynamicSharedBytes);
-        for (int rank = 0; rank < block.size; rank++) {
-            Dim3 threadIdx = blockDim.index(rank);
-            KernelContext ctx = new KernelContext(this, block, threadIdx, rank);
-            KernelThread kt = new KernelThread(monitor, blockIdx, threadIdx);
-            Thread thread = Thread.ofVirtual().name("kernel block " + blockIdx + " thread " + threadIdx)
-                .unstarted(() -> runThread(ctx, kt, block));
-            kt.runsOn(thread);
-            monitor.started(kt, thread);
-            thread.start();
-        }
-    }
-
-    private void runThread(KernelContext ctx, KernelThread kt, BlockState block) {
-        try {
-            ScopedValue.where(KernelContext.CURRENT, ctx)
-                .where(ParkListener.CURRENT, kt)
-                .where(BatchSequence.CURRENT, ctx.lane())
-                .run(() -> body.run(ctx));
-        } catch (KernelAbortedException aborted) {
-            // the launch has already failed or hung; its report says why
-        } catch (Throwable t) {
-            String message = "thread " + kt.threadIdx + " of block " + kt.blockIdx + " failed: " + t;
-            if (failure.compareAndSet(null, new KernelFailure(message, t))) {
-                monitor.abort(message);
+    private void abortBlocks() {
+        for (int slot = 0; slot < resident.length(); slot++) {
+            BlockScheduler s = resident.get(slot);
+            if (s != null) {
+                s.abort();
             }
-        } finally {
-            monitor.finished(kt);
-            if (block.threadFinished()) {
-                residency.release();            // the block has retired: another may become resident
-            }
-            done.countDown();
         }
     }
 

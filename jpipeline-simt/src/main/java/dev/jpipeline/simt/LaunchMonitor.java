@@ -1,31 +1,28 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.HangDetector;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Watches one kernel launch: which threads live, which are parked in a jpipeline wait, and whether anything is
  * still moving.
  *
  * <pre>
- * The launch's CUDA threads are the participants of the core's HangDetector (the one hang detector): the launch
- * is hung when every live thread is parked in a jpipeline wait (pipeline, barrier, __syncthreads, __syncwarp,
- * grid sync), no wait has ended and no copy is in flight for half the patience (a thread woken only to look at
- * its clock parks again without ending its wait, so it is no progress). The launching thread asks
- * the detector on each tick of its own wait; on a hang (or on a thread's failure) it aborts the launch: every
- * thread still parked is unparked and unwinds with KernelAbortedException, every thread that parks later does too.
+ * The launch's started CUDA threads are the participants of the core's HangDetector (the one hang detector): the
+ * launch is hung when every live thread is parked in a jpipeline wait (pipeline, barrier, __syncthreads, __syncwarp,
+ * grid sync), no wait has ended, no thread has started and no copy is in flight for half the patience (a thread
+ * woken only to look at its clock parks again without ending its wait, so it is no progress). A block's unstarted
+ * threads need no watching: its scheduler starts one whenever the turn is free. The launching thread asks the
+ * detector on each tick of its own wait; on a hang (or on a thread's failure) it aborts the launch: every thread
+ * that parks from then on, or wakes, unwinds with KernelAbortedException (the block schedulers wake the parked ones).
  * </pre>
  */
 final class LaunchMonitor {
 
     private final AtomicInteger live = new AtomicInteger();
-    /** Counts waits that ended (a thread ran again): the detector's progress signature. */
+    /** Counts waits that ended and threads that started: the detector's progress signature. */
     private final AtomicLong progress = new AtomicLong();
-    private final Queue<Thread> javaThreads = new ConcurrentLinkedQueue<>();
     private final HangDetector detector;
     /** Set once when the launch is aborted: read by every park of the launch's threads. */
     private volatile String abortReason;
@@ -35,14 +32,13 @@ final class LaunchMonitor {
             + "blocked with nothing left to wake it", progress::get, () -> "");
     }
 
-    void started(KernelThread kt, Thread thread) {
+    void started(KernelThread kt) {
         live.incrementAndGet();
+        progress.incrementAndGet();
         detector.register(kt);
-        javaThreads.add(thread);
     }
 
-    void finished(KernelThread kt) {
-        kt.finished = true;
+    void finished() {
         live.decrementAndGet();
     }
 
@@ -70,11 +66,8 @@ final class LaunchMonitor {
         return abortReason != null;
     }
 
-    /** Aborts the launch: wakes every thread so that it unwinds. */
+    /** Aborts the launch: every thread that parks or wakes from now on unwinds. */
     void abort(String reason) {
         abortReason = reason;
-        for (Thread t : javaThreads) {
-            LockSupport.unpark(t);
-        }
     }
 }

@@ -1,0 +1,212 @@
+package dev.jpipeline.simt;
+
+import dev.jpipeline.internal.Deadlines;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Runs one resident thread block's CUDA threads cooperatively: one at a time, switching only when the one that runs
+ * blocks in a jpipeline wait (a sync, a pipeline wait, a barrier) or finishes, as a multiprocessor runs a block's
+ * warps and as HIP-CPU runs a block's fibers.
+ *
+ * <pre>
+ * The block has one turn. Its holder runs; every other started thread is READY (woken, waiting for the turn, in
+ * wake order) or BLOCKED (parked in a wait). When the holder parks or finishes, the TurnPolicy picks the next
+ * holder among the ready threads and the next unstarted thread; with neither, the block is idle (holder null) until
+ * a wake from outside the block (a landing copy, another block's thread, a timed wait that expired) hands the turn
+ * to the woken thread.
+ *
+ * Lazy threads: a thread starts as a plain call on the strand (Strand: a virtual thread) that picked it, and keeps
+ * that strand only if it blocks; a thread that finishes hands its strand to the next unstarted thread. A kernel
+ * that never blocks runs each block as a loop of calls on one strand. A blocking thread's successor gets an idle
+ * strand of the launch, or a new one.
+ *
+ * Invariants (under the lock): holder != null or the block is idle; holder.state == RUNNING and only the holder
+ * runs kernel code; a READY thread is in ready[]; nextRank threads have started; unfinished counts those started
+ * and not finished plus those not started. A wake that finds its thread RUNNING (between its push of a waiter and
+ * its park) leaves a permit, so that no wake-up is lost (the wait routine's Dekker argument holds: the permit is
+ * read and written under the lock). The holder field is volatile: a strand waiting for the turn reads it without
+ * the lock, after the write that handed it the turn and before its unpark.
+ * </pre>
+ */
+final class BlockScheduler {
+
+    final Launch launch;
+    final BlockState block;
+    final int slot;
+    private final TurnPolicy policy;
+    /** Started threads by rank: the abort wakes every blocked one. Guarded by this. */
+    private final KernelThread[] threads;
+    /** Ready threads, oldest first: a circular queue. Guarded by this. */
+    private final KernelThread[] ready;
+    private int readyHead;
+    private int readyCount;
+    /** Guarded by this. */
+    private int nextRank;
+    /** Guarded by this. */
+    private int unfinished;
+    /** The thread holding the turn, or null while the block is idle: written under the lock, read by waiters. */
+    private volatile KernelThread holder;
+
+    BlockScheduler(Launch launch, BlockState block, int slot, TurnPolicy policy) {
+        this.launch = launch;
+        this.block = block;
+        this.slot = slot;
+        this.policy = policy;
+        this.threads = new KernelThread[block.size];
+        this.ready = new KernelThread[block.size];
+        this.unfinished = block.size;
+    }
+
+    /** The block's first thread, holding the turn; it has no strand yet. Null when the launch has been aborted. */
+    synchronized KernelThread begin() {
+        return passTurn();
+    }
+
+    /**
+     * {@code kt}, the holder, has finished (its strand has done the launch's bookkeeping for it).
+     *
+     * @return the next thread for the same strand to run: a new thread of this block, or the first thread of the
+     *         slot's next block; null when the strand is free (the turn went to a thread with a strand of its own,
+     *         or nobody can run)
+     */
+    KernelThread finished(KernelThread kt) {
+        KernelThread next;
+        boolean blockDone;
+        synchronized (this) {
+            kt.state = KernelThread.FINISHED;
+            unfinished--;
+            next = passTurn();
+            blockDone = unfinished == 0;
+        }
+        if (blockDone) {
+            return launch.blockFinished(this);
+        }
+        if (next != null && next.strand != null) {
+            LockSupport.unpark(next.strand.thread());
+            return null;
+        }
+        return next;
+    }
+
+    /**
+     * Parks {@code kt}, the holder, in a wait: hands the turn on, then waits until the turn comes back to it (after
+     * a {@link #wake}, or the deadline, or at once when a wake came first).
+     */
+    void park(KernelThread kt, Object blocker, long deadline) {
+        KernelThread next;
+        synchronized (this) {
+            if (kt.permit) {
+                kt.permit = false;
+                return;
+            }
+            kt.state = KernelThread.BLOCKED;
+            next = passTurn();
+        }
+        if (next != null) {
+            launch.run(next);
+        }
+        boolean timed = deadline != Deadlines.NO_DEADLINE;
+        while (holder != kt) {
+            if (!timed) {
+                LockSupport.park(blocker);
+                continue;
+            }
+            long left = deadline - System.nanoTime();
+            if (left <= 0) {
+                wake(kt);               // the deadline: it is ready to look at its clock, in its turn
+                timed = false;
+            } else {
+                LockSupport.parkNanos(blocker, left);
+            }
+        }
+    }
+
+    /** Wakes {@code kt} (from any thread): it takes the turn at once if the block is idle, else when picked. */
+    void wake(KernelThread kt) {
+        Thread toUnpark = null;
+        synchronized (this) {
+            switch (kt.state) {
+                case KernelThread.RUNNING -> kt.permit = true;
+                case KernelThread.BLOCKED -> toUnpark = makeReady(kt);
+                default -> {
+                    // READY: already woken; FINISHED: a stale wake
+                }
+            }
+        }
+        if (toUnpark != null) {
+            LockSupport.unpark(toUnpark);
+        }
+    }
+
+    /** The launch is aborted: every blocked thread is woken to unwind; unstarted threads are never started. */
+    void abort() {
+        Thread toUnpark = null;
+        synchronized (this) {
+            for (int r = 0; r < nextRank; r++) {
+                KernelThread kt = threads[r];
+                if (kt.state == KernelThread.BLOCKED) {
+                    Thread t = makeReady(kt);
+                    toUnpark = t != null ? t : toUnpark;
+                }
+            }
+        }
+        if (toUnpark != null) {
+            LockSupport.unpark(toUnpark);
+        }
+    }
+
+    /** Under the lock: a blocked thread becomes ready, or the holder of an idle block (then returns its thread). */
+    private Thread makeReady(KernelThread kt) {
+        if (holder == null) {
+            kt.state = KernelThread.RUNNING;
+            holder = kt;
+            return kt.strand.thread();
+        }
+        kt.state = KernelThread.READY;
+        ready[(readyHead + readyCount++) % ready.length] = kt;
+        return null;
+    }
+
+    /**
+     * Under the lock: the turn leaves its holder. Picks the next holder (a new thread has no strand yet), or
+     * leaves the block idle.
+     */
+    private KernelThread passTurn() {
+        if (nextRank < block.size && launch.aborted()) {
+            unfinished -= block.size - nextRank;        // never started: the abort stops the block here
+            nextRank = block.size;
+        }
+        boolean canStart = nextRank < block.size;
+        if (readyCount == 0 && !canStart) {
+            holder = null;
+            return null;
+        }
+        int choice = readyCount + (canStart ? 1 : 0) == 1 ? 0 : policy.next(readyCount, canStart);
+        KernelThread next;
+        if (choice == readyCount && canStart) {
+            next = new KernelThread(this, nextRank);
+            threads[nextRank++] = next;
+            launch.monitor.started(next);
+        } else if (choice >= 0 && choice < readyCount) {
+            next = takeReady(choice);
+        } else {
+            throw new IllegalStateException("turn policy chose " + choice + " of " + readyCount + " ready threads"
+                + (canStart ? " and an unstarted one" : ""));
+        }
+        next.state = KernelThread.RUNNING;
+        holder = next;
+        return next;
+    }
+
+    private KernelThread takeReady(int index) {
+        int n = ready.length;
+        KernelThread kt = ready[(readyHead + index) % n];
+        for (int i = index; i > 0; i--) {           // close the gap from the front: O(1) for the oldest
+            ready[(readyHead + i) % n] = ready[(readyHead + i - 1) % n];
+        }
+        ready[readyHead] = null;
+        readyHead = (readyHead + 1) % n;
+        readyCount--;
+        return kt;
+    }
+}

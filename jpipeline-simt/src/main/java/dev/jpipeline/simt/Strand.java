@@ -1,0 +1,131 @@
+package dev.jpipeline.simt;
+
+import dev.jpipeline.internal.BatchSequence;
+import dev.jpipeline.internal.LogicalThread;
+import dev.jpipeline.internal.ParkListener;
+
+/**
+ * A stack that CUDA threads run on: a virtual thread that runs a launch's threads as plain calls, one after another,
+ * and stays with a thread that blocks until it finishes (see {@link BlockScheduler}). Its context, its lane sequence
+ * and its scoped-value bindings are made once and re-pointed at each thread it runs, so that a thread that never
+ * blocks costs a call, not a thread.
+ *
+ * <p>As the park listener of its virtual thread it turns every jpipeline wait of its thread into a hand-over of the
+ * block's turn ({@link BlockScheduler#park}) and every signal of such a wait into a {@link BlockScheduler#wake}. When
+ * it has nothing to run it waits in the launch's pool of idle strands.
+ */
+final class Strand implements ParkListener, Runnable {
+
+    private final Launch launch;
+    private final KernelContext context;
+    private final Thread thread;
+    /** The thread it runs now: written by this strand, read by wakers (a stale read gives a spurious wake). */
+    private volatile KernelThread current;
+    /** The thread it was handed while idle or before it started: written by the assigner before it unparks. */
+    private volatile KernelThread assigned;
+
+    Strand(Launch launch, KernelThread first) {
+        this.launch = launch;
+        this.context = new KernelContext(launch);
+        this.assigned = first;
+        this.thread = Thread.ofVirtual().name("jpipeline kernel strand").unstarted(this);
+    }
+
+    Thread thread() {
+        return thread;
+    }
+
+    void start() {
+        thread.start();
+    }
+
+    /** Hands an idle strand a thread to run. */
+    void assign(KernelThread kt) {
+        assigned = kt;
+        java.util.concurrent.locks.LockSupport.unpark(thread);
+    }
+
+    /** Takes the assigned thread, if any (called by this strand). */
+    KernelThread takeAssigned() {
+        KernelThread kt = assigned;
+        if (kt != null) {
+            assigned = null;
+        }
+        return kt;
+    }
+
+    @Override
+    public void run() {
+        ScopedValue.where(KernelContext.CURRENT, context)
+            .where(ParkListener.CURRENT, this)
+            .where(BatchSequence.CURRENT, context.lane())
+            .run(this::serve);
+    }
+
+    private void serve() {
+        KernelThread kt = takeAssigned();
+        while (kt != null) {
+            kt = runThread(kt);
+            if (kt == null) {
+                kt = launch.idle(this);
+            }
+        }
+    }
+
+    /** Runs one CUDA thread to its end; returns what this strand runs next, or null. */
+    private KernelThread runThread(KernelThread kt) {
+        kt.strand = this;
+        current = kt;
+        context.bind(kt);
+        try {
+            launch.body.run(context);
+        } catch (KernelAbortedException aborted) {
+            // the launch has already failed or hung; its report says why
+        } catch (Throwable t) {
+            launch.failed(kt, t);
+        } finally {
+            kt.finish();
+            launch.monitor.finished();
+            current = null;
+        }
+        return kt.scheduler.finished(kt);
+    }
+
+    @Override
+    public void parking(Object site) {
+        launch.monitor.checkAborted();
+        current.blockedIn(site);
+    }
+
+    @Override
+    public void park(Object blocker, long deadline) {
+        KernelThread kt = current;
+        kt.scheduler.park(kt, blocker, deadline);
+    }
+
+    /** Woken: it may park again in the same wait (a timed look at its clock), so it still counts as blocked. */
+    @Override
+    public void unparked() {
+        launch.monitor.checkAborted();
+    }
+
+    /** Its wait has ended: it runs again, which is progress for the launch. */
+    @Override
+    public void waitEnded() {
+        current.blockedIn(null);
+        launch.monitor.progressed();
+    }
+
+    @Override
+    public void wake(Thread t) {
+        KernelThread kt = current;
+        if (kt != null) {
+            kt.scheduler.wake(kt);
+        }
+    }
+
+    @Override
+    public LogicalThread logicalThread() {
+        return current;
+    }
+}
