@@ -1,6 +1,7 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.HangDetector;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -26,9 +27,14 @@ import java.util.concurrent.locks.LockSupport;
  * its park) leaves a permit, so that no wake-up is lost (the wait routine's Dekker argument holds: the permit is
  * read and written under the lock). The holder field is volatile: a strand waiting for the turn reads it without
  * the lock, after the write that handed it the turn and before its unpark.
+ *
+ * Hang detection: the block, not each thread, is a participant of the launch's hang detector. It is stuck while
+ * idle: then every started, unfinished thread is blocked, and the report lists each with what it waits in. Its
+ * progress is the count of waits that ended and threads that started, kept by the turn's holder (one writer at a
+ * time, ordered by the lock), so a thread that runs or finishes costs no shared counter.
  * </pre>
  */
-final class BlockScheduler {
+final class BlockScheduler implements HangDetector.Participant {
 
     final Launch launch;
     final BlockState block;
@@ -42,10 +48,16 @@ final class BlockScheduler {
     private int readyCount;
     /** Guarded by this. */
     private int nextRank;
+    /** nextRank, for the hang watch's unlocked reads. */
+    private volatile int nextRankSnapshot;
     /** Guarded by this. */
     private int unfinished;
     /** The thread holding the turn, or null while the block is idle: written under the lock, read by waiters. */
     private volatile KernelThread holder;
+    /** Set under the lock when the last thread has finished: read by the hang detector. */
+    private volatile boolean done;
+    /** Waits that ended, written by the turn's holder only; read by the launch's hang watch. */
+    private volatile long waitsEnded;
 
     BlockScheduler(Launch launch, BlockState block, int slot, TurnPolicy policy) {
         this.launch = launch;
@@ -77,6 +89,7 @@ final class BlockScheduler {
             unfinished--;
             next = passTurn();
             blockDone = unfinished == 0;
+            done = blockDone;
         }
         if (blockDone) {
             return launch.blockFinished(this);
@@ -143,8 +156,8 @@ final class BlockScheduler {
         Thread toUnpark = null;
         synchronized (this) {
             for (int r = 0; r < nextRank; r++) {
-                KernelThread kt = threads[r];
-                if (kt.state == KernelThread.BLOCKED) {
+                KernelThread kt = threads[r];   // null: dropped unstarted by an earlier abort
+                if (kt != null && kt.state == KernelThread.BLOCKED) {
                     Thread t = makeReady(kt);
                     toUnpark = t != null ? t : toUnpark;
                 }
@@ -153,6 +166,16 @@ final class BlockScheduler {
         if (toUnpark != null) {
             LockSupport.unpark(toUnpark);
         }
+    }
+
+    /** The holder's wait has ended: progress (called by the holder only). */
+    void waitEnded() {
+        waitsEnded++;
+    }
+
+    /** Changes whenever a wait of the block ends or a thread starts. */
+    long progress() {
+        return waitsEnded + nextRankSnapshot;
     }
 
     /** Under the lock: a blocked thread becomes ready, or the holder of an idle block (then returns its thread). */
@@ -181,21 +204,38 @@ final class BlockScheduler {
             holder = null;
             return null;
         }
-        int choice = readyCount + (canStart ? 1 : 0) == 1 ? 0 : policy.next(readyCount, canStart);
+        int choice = readyCount + (canStart ? 1 : 0) == 1 ? 0 : choose(canStart);
         KernelThread next;
-        if (choice == readyCount && canStart) {
+        if (choice == readyCount) {
             next = new KernelThread(this, nextRank);
             threads[nextRank++] = next;
-            launch.monitor.started(next);
-        } else if (choice >= 0 && choice < readyCount) {
-            next = takeReady(choice);
+            nextRankSnapshot = nextRank;
         } else {
-            throw new IllegalStateException("turn policy chose " + choice + " of " + readyCount + " ready threads"
-                + (canStart ? " and an unstarted one" : ""));
+            next = takeReady(choice);
         }
         next.state = KernelThread.RUNNING;
         holder = next;
         return next;
+    }
+
+    /**
+     * Under the lock: asks the policy. A policy that throws or names no candidate fails the launch (the runtime's
+     * fault, reported as such) and round-robin decides instead, so that the block still moves and can unwind.
+     */
+    private int choose(boolean canStart) {
+        int choice;
+        try {
+            choice = policy.next(readyCount, canStart);
+        } catch (RuntimeException e) {
+            launch.fail("the turn policy of block " + block.blockIdx + " failed: " + e, e);
+            return TurnPolicy.ROUND_ROBIN.next(readyCount, canStart);
+        }
+        if (choice >= 0 && (choice < readyCount || choice == readyCount && canStart)) {
+            return choice;
+        }
+        launch.fail("the turn policy of block " + block.blockIdx + " chose " + choice + " of " + readyCount
+            + " ready threads" + (canStart ? " and an unstarted one" : " (none unstarted)"), null);
+        return TurnPolicy.ROUND_ROBIN.next(readyCount, canStart);
     }
 
     private KernelThread takeReady(int index) {
@@ -208,5 +248,69 @@ final class BlockScheduler {
         readyHead = (readyHead + 1) % n;
         readyCount--;
         return kt;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // The hang detector's view (the launching thread)
+
+    /** The block has no thread of its own: its threads' strands come and go. */
+    @Override
+    public Thread thread() {
+        return null;
+    }
+
+    @Override
+    public boolean isGone() {
+        return done;
+    }
+
+    @Override
+    public boolean ownerEnded() {
+        return false;
+    }
+
+    /** While the block is idle: what each of its blocked threads waits in; null while a thread runs. */
+    @Override
+    public String stalledIn() {
+        if (holder != null || done) {
+            return null;
+        }
+        StringBuilder b = new StringBuilder("every started thread is blocked");
+        int started = nextRankSnapshot;
+        int left = 0;
+        synchronized (this) {
+            for (int r = 0; r < started; r++) {
+                KernelThread kt = threads[r];
+                String in = kt.stalledIn();
+                if (kt.isGone()) {
+                    left++;
+                } else {
+                    b.append("\n    thread ").append(launch.threadIndex(r)).append(": ")
+                        .append(in != null ? in : "blocked");
+                }
+            }
+        }
+        if (started < block.size) {
+            b.append("\n    (").append(block.size - started).append(" not started)");
+        }
+        if (left > 0) {
+            b.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
+        }
+        return holder != null ? null : b.toString();
+    }
+
+    @Override
+    public Throwable fault() {
+        return null;
+    }
+
+    /** The block's threads always finish through their strands: nothing to do on its behalf. */
+    @Override
+    public void abandon() {
+    }
+
+    @Override
+    public String name() {
+        return "block " + block.blockIdx;
     }
 }

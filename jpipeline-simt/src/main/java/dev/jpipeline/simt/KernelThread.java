@@ -1,11 +1,10 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.HangDetector;
 import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.WaitSite;
 
 /**
- * One CUDA thread of a launch: its place in its block's scheduler, a participant of the launch's hang detector,
+ * One CUDA thread of a launch: its place in its block's scheduler, what it waits in (for its block's hang report),
  * and the logical owner of the pipeline handles it makes (its strand outlives it: see {@link Strand}).
  *
  * <pre>
@@ -15,7 +14,7 @@ import dev.jpipeline.internal.WaitSite;
  * that its next park returns at once, as LockSupport's permit does.
  * </pre>
  */
-final class KernelThread implements HangDetector.Participant, LogicalThread {
+final class KernelThread implements LogicalThread {
 
     static final int RUNNING = 0;
     static final int READY = 1;
@@ -49,21 +48,8 @@ final class KernelThread implements HangDetector.Participant, LogicalThread {
         finished = true;
     }
 
-    @Override
-    public Thread thread() {
-        Strand s = strand;
-        return s == null ? null : s.thread();
-    }
-
-    @Override
-    public boolean isGone() {
+    boolean isGone() {
         return finished;
-    }
-
-    /** It ends by finishing (isGone): its strand lives on, so the Java thread's liveness says nothing. */
-    @Override
-    public boolean ownerEnded() {
-        return false;
     }
 
     @Override
@@ -71,20 +57,10 @@ final class KernelThread implements HangDetector.Participant, LogicalThread {
         return finished;
     }
 
-    @Override
-    public String stalledIn() {
+    /** What it is parked in, described; null while it runs. */
+    String stalledIn() {
         Object site = blockedIn;
         return site == null ? null : WaitSite.describe(site);
-    }
-
-    @Override
-    public Throwable fault() {
-        return null;
-    }
-
-    /** A kernel thread always finishes through its strand: nothing to do on its behalf. */
-    @Override
-    public void abandon() {
     }
 
     @Override

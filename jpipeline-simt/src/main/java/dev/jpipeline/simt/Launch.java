@@ -36,6 +36,7 @@ final class Launch {
     final KernelBody body;
     final LaunchMonitor monitor;
     private final boolean cooperative;
+    private final TurnPolicy policy;
     private final Dim3[] threadIndex;
     private final int blocks;
     /**
@@ -58,14 +59,16 @@ final class Launch {
     /** Guarded by idle: set when the launch is over, so that idle strands end. */
     private boolean over;
 
-    Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative) {
+    Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative, TurnPolicy policy) {
         this.gridDim = grid;
+        this.policy = policy;
         this.blockDim = block;
         this.body = body;
         this.cooperative = cooperative;
         this.blocks = grid.volume();
         this.totalThreads = Math.multiplyExact(blocks, block.volume());
-        this.monitor = new LaunchMonitor(Kernel.hangPatienceMillis() * 1_000_000L, grid + " x " + block);
+        this.monitor = new LaunchMonitor(Kernel.hangPatienceMillis() * 1_000_000L, grid + " x " + block,
+            this::progress);
         this.blocksLeft = new AtomicInteger(blocks);
         this.threadIndex = new Dim3[block.volume()];
         for (int r = 0; r < threadIndex.length; r++) {
@@ -99,9 +102,6 @@ final class Launch {
                     throw new KernelFailure("interrupted while waiting for the kernel", new InterruptedException());
                 }
                 watchForHang();
-                if (monitor.aborted() && monitor.live() == 0) {
-                    break;
-                }
             }
         } finally {
             synchronized (idle) {
@@ -176,8 +176,9 @@ final class Launch {
                 }
             } else if (nextBlock.compareAndSet(b, b + 1)) {
                 BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot]);
-                BlockScheduler scheduler = new BlockScheduler(this, block, slot, TurnPolicy.ROUND_ROBIN);
+                BlockScheduler scheduler = new BlockScheduler(this, block, slot, policy);
                 resident.set(slot, scheduler);
+                monitor.resident(scheduler);
                 KernelThread first = scheduler.begin();
                 if (first == null) {                // aborted meanwhile
                     return blockFinished(scheduler);
@@ -202,14 +203,35 @@ final class Launch {
         }
     }
 
+    /** The hang detector's progress signature: moves when a wait ends, or a thread or block starts or ends. */
+    private long progress() {
+        long p = blocksLeft.get();
+        for (int slot = 0; slot < resident.length(); slot++) {
+            BlockScheduler s = resident.get(slot);
+            p = p * 31 + (s == null ? 0 : s.progress());
+        }
+        return p;
+    }
+
     /** A kernel thread threw: the first failure fails the launch and aborts it. */
     void failed(KernelThread kt, Throwable t) {
-        String message = "thread " + threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx + " failed: "
-            + t;
-        if (failure.compareAndSet(null, new KernelFailure(message, t))) {
-            monitor.abort(message);
+        if (fail("thread " + threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx + " failed: " + t, t)) {
             abortBlocks();
         }
+    }
+
+    /**
+     * Fails the launch, unless it has failed already, and marks it aborted. Takes no scheduler's lock (a scheduler
+     * may call it under its own): the blocks are woken by the caller, or by the launching thread's next tick.
+     *
+     * @return whether this was the launch's first failure
+     */
+    boolean fail(String message, Throwable cause) {
+        if (failure.compareAndSet(null, new KernelFailure(message, cause))) {
+            monitor.abort(message);
+            return true;
+        }
+        return false;
     }
 
     boolean aborted() {
@@ -219,12 +241,12 @@ final class Launch {
     /** Aborts the launch when the hang detector reports that every live thread is stuck. */
     private void watchForHang() {
         if (monitor.aborted()) {
+            abortBlocks();                      // again: a block that became resident, or parked, since the abort
             return;
         }
         String report = monitor.hang();
         if (report != null) {
-            failure.compareAndSet(null, new KernelFailure(report, null));
-            monitor.abort(report);
+            fail(report, null);
             abortBlocks();
         }
     }

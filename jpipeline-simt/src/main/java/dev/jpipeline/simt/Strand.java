@@ -85,7 +85,6 @@ final class Strand implements ParkListener, Runnable {
             launch.failed(kt, t);
         } finally {
             kt.finish();
-            launch.monitor.finished();
             current = null;
         }
         return kt.scheduler.finished(kt);
@@ -112,8 +111,9 @@ final class Strand implements ParkListener, Runnable {
     /** Its wait has ended: it runs again, which is progress for the launch. */
     @Override
     public void waitEnded() {
-        current.blockedIn(null);
-        launch.monitor.progressed();
+        KernelThread kt = current;
+        kt.blockedIn(null);
+        kt.scheduler.waitEnded();
     }
 
     @Override

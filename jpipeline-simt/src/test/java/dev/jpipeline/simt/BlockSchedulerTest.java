@@ -1,0 +1,135 @@
+package dev.jpipeline.simt;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jpipeline.Pipeline;
+import dev.jpipeline.PipelineRole;
+import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.StageFailedException;
+import dev.jpipeline.ThreadScope;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/** The block scheduler: one thread of a block at a time, lazy threads, the pluggable turn policy. */
+@Timeout(60)
+class BlockSchedulerTest {
+
+    @Test
+    void oneThreadOfABlockRunsAtATime() {
+        int blocks = 4;
+        AtomicInteger[] running = new AtomicInteger[blocks];
+        AtomicInteger[] most = new AtomicInteger[blocks];
+        for (int b = 0; b < blocks; b++) {
+            running[b] = new AtomicInteger();
+            most[b] = new AtomicInteger();
+        }
+        AtomicInteger blocksAtOnce = new AtomicInteger();
+        AtomicInteger mostBlocksAtOnce = new AtomicInteger();
+        Kernel.launch(Dim3.of(blocks), Dim3.of(128), 0, ctx -> {
+            int b = ctx.blockIdx().x();
+            for (int round = 0; round < 10; round++) {
+                int now = running[b].incrementAndGet();
+                most[b].accumulateAndGet(now, Math::max);
+                if (now == 1) {
+                    mostBlocksAtOnce.accumulateAndGet(blocksAtOnce.incrementAndGet(), Math::max);
+                    Thread.yield();             // free-running threads of one block would overlap here
+                    blocksAtOnce.decrementAndGet();
+                }
+                running[b].decrementAndGet();
+                ctx.syncThreads();
+            }
+        });
+        for (int b = 0; b < blocks; b++) {
+            assertEquals(1, most[b].get(), "threads of block " + b + " ran at the same time");
+        }
+        assertTrue(mostBlocksAtOnce.get() <= Runtime.getRuntime().availableProcessors(),
+            "more blocks ran at once than there are slots: " + mostBlocksAtOnce.get());
+    }
+
+    @Test
+    void threadsThatNeverBlockRunAsCallsOnOneStrand() {
+        Set<Thread> strands = ConcurrentHashMap.newKeySet();
+        AtomicInteger ran = new AtomicInteger();
+        Kernel.launch(Dim3.of(1), Dim3.of(1024), 0, ctx -> {
+            strands.add(Thread.currentThread());
+            ran.incrementAndGet();
+        });
+        assertEquals(1024, ran.get());
+        assertEquals(1, strands.size(), "a block whose threads never block runs on one strand");
+    }
+
+    @Test
+    void aThreadThatBlocksKeepsAStrandOfItsOwn() {
+        Set<Thread> strands = ConcurrentHashMap.newKeySet();
+        Kernel.launch(Dim3.of(1), Dim3.of(256), 0, ctx -> {
+            Thread before = Thread.currentThread();
+            ctx.syncThreads();
+            assertEquals(before, Thread.currentThread(), "a thread changed strands across __syncthreads");
+            strands.add(before);
+        });
+        assertEquals(256, strands.size(), "each of the 256 threads blocks (or trips the barrier) on its own strand");
+    }
+
+    /** The order in which one block's threads pass the point after a barrier, under {@code policy}. */
+    private static List<Integer> orderAfterBarrier(TurnPolicy policy) {
+        List<Integer> order = new ArrayList<>();
+        Kernel.launch(Dim3.of(1), Dim3.of(8), 0, ctx -> {
+            ctx.syncThreads();
+            order.add(ctx.threadRank());        // one thread at a time: a plain list is safe
+        }, policy);
+        return order;
+    }
+
+    @Test
+    void theTurnPolicyDecidesWhoRunsNextAndTheOrderIsRepeatable() {
+        TurnPolicy newestFirst = (ready, canStart) -> canStart ? ready : ready - 1;
+        List<Integer> roundRobin = orderAfterBarrier(TurnPolicy.ROUND_ROBIN);
+        List<Integer> lifo = orderAfterBarrier(newestFirst);
+        assertEquals(8, roundRobin.size());
+        assertNotEquals(roundRobin, lifo, "the policy did not change the order");
+        for (int run = 0; run < 3; run++) {
+            assertEquals(roundRobin, orderAfterBarrier(TurnPolicy.ROUND_ROBIN), "round-robin order changed");
+            assertEquals(lifo, orderAfterBarrier(newestFirst), "newest-first order changed");
+        }
+    }
+
+    @Test
+    void aPolicyThatChoosesNobodyFailsTheLaunchWithItsChoice() {
+        TurnPolicy broken = (ready, canStart) -> -1;
+        KernelFailure failure = assertThrows(KernelFailure.class,
+            () -> Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> ctx.syncThreads(), broken));
+        assertTrue(failure.getMessage().contains("turn policy of block (0, 0, 0) chose -1 of 3 ready threads"), failure.getMessage());
+    }
+
+    @Test
+    void aCudaThreadThatReturnsWithoutQuitIsAbandonedThoughItsStrandLivesOn() {
+        AtomicReference<Throwable> consumerSaw = new AtomicReference<>();
+        Kernel.launch(Dim3.of(1), Dim3.of(2), 8, ctx -> {
+            PipelineSharedState state = ctx.shared("state", () -> PipelineSharedState.create(ThreadScope.BLOCK, 1));
+            if (ctx.threadRank() == 0) {
+                Pipeline p = Pipeline.make(ctx.block(), state, PipelineRole.PRODUCER);
+                p.producerAcquire();
+                // returns holding the stage, without commit or quit: the runtime must quit on its behalf
+            } else {
+                Pipeline p = Pipeline.make(ctx.block(), state, PipelineRole.CONSUMER);
+                try {
+                    p.consumerWait();
+                } catch (StageFailedException expected) {
+                    consumerSaw.set(expected);
+                }
+                p.quit();
+            }
+        });
+        Throwable seen = consumerSaw.get();
+        assertTrue(seen != null && seen.getMessage().contains("ended"), String.valueOf(seen));
+    }
+}
