@@ -6,11 +6,20 @@ import java.util.Objects;
  * Kernel launches: mirrors {@code kernel<<<grid, block, dynamicSharedBytes>>>(args)} and
  * {@code cudaLaunchCooperativeKernel}.
  *
- * <p>Every CUDA thread runs as a virtual thread with its own {@link KernelContext}. Thread blocks are made
- * resident a few at a time (as many as the machine has cores; all of them in a cooperative launch) and each
- * runs to completion, like blocks on a GPU's multiprocessors. {@code launch} returns when every thread has
+ * <p>Thread blocks are made resident a few at a time (as many as the machine has cores; all of them in a
+ * cooperative launch) and each runs to completion, like blocks on a GPU's multiprocessors; resident blocks run in
+ * parallel. Within a block, the CUDA threads run cooperatively, one at a time, and switch only where one blocks in a
+ * jpipeline wait ({@code __syncthreads}, {@code __syncwarp}, tile and grid syncs, pipeline and barrier waits) or
+ * finishes, as a multiprocessor interleaves a block's warps. A thread that never blocks runs as a plain call; one
+ * that blocks keeps a virtual thread of its own until it finishes. {@code launch} returns when every thread has
  * finished (CUDA's launch is asynchronous; this one behaves like a launch followed by
  * {@code cudaDeviceSynchronize()}).
+ *
+ * <p>Two consequences for device code. A thread that waits for another thread of its own block by spinning on
+ * memory, or in a JDK wait ({@code Thread.sleep}, a lock, a queue), keeps the block's turn, so the other thread never
+ * runs: wait with a jpipeline wait instead (a sync, a pipeline, a {@code Barrier}). And several CUDA threads may run
+ * on one Java thread, one after another: {@code Thread.currentThread()} and {@code ThreadLocal}s do not tell CUDA
+ * threads apart (use {@link KernelContext}).
  *
  * <p>Kinder than CUDA: a thread that throws fails the launch with {@link KernelFailure} naming its thread and
  * block; a launch whose live threads are all blocked in jpipeline waits (pipelines, barriers,
@@ -38,13 +47,14 @@ public final class Kernel {
      *
      * <p>When a thread throws, or the launch hangs, the launch is aborted: every thread parked in a jpipeline wait
      * (pipelines, barriers, {@code __syncthreads}, {@code __syncwarp}, tile syncs), and every thread that parks in
-     * one later, unwinds with {@link KernelAbortedException}; blocks not yet resident are never started. This
+     * one later, unwinds with {@link KernelAbortedException}; blocks not yet resident, and threads of resident blocks
+     * that have not started yet, are never started. This
      * method still returns, by throwing, only once every started thread has finished, so a thread that neither
      * finishes nor waits in a jpipeline wait (a spin loop, a JDK lock) keeps it waiting.
      *
      * <p>Memory consistency effects: actions in the launching thread prior to calling {@code launch}
-     * <i>happen-before</i> every action of every kernel thread (each is started afterwards, with
-     * {@link Thread#start()}); every action of {@code body} in every kernel thread happens-before the return
+     * <i>happen-before</i> every action of every kernel thread (each runs on a thread started afterwards); every
+     * action of {@code body} in every kernel thread happens-before the return
      * from {@code launch}, whether it returns normally or throws {@link KernelFailure}, except when the
      * launching thread was interrupted (see below), which ends the wait early.
      *
@@ -82,7 +92,7 @@ public final class Kernel {
      * {@code cudaLaunchCooperativeKernel}: like {@link #launch}, with every block resident at once, so that
      * {@link KernelContext#grid()} can synchronize the whole grid (and a {@code ThreadScope.DEVICE} pipeline can
      * span blocks). Unlike CUDA, which bounds a cooperative grid by what fits on the device's multiprocessors,
-     * the bound here is a fixed 65,536 threads (one virtual thread each, all alive at once).
+     * the bound here is a fixed 65,536 threads (each may need a virtual thread of its own, all alive at once).
      *
      * <p>Failures, hangs and aborts behave as in {@link #launch}.
      *

@@ -7,8 +7,9 @@
  * <ul>
  *   <li>{@link dev.jpipeline.simt.Kernel}: {@code kernel<<<grid, block, dynamicSharedBytes>>>} as
  *       {@link dev.jpipeline.simt.Kernel#launch Kernel.launch}, {@code cudaLaunchCooperativeKernel} as
- *       {@link dev.jpipeline.simt.Kernel#launchCooperative Kernel.launchCooperative}. A launch runs every CUDA
- *       thread as a virtual thread and returns when all have finished; it throws
+ *       {@link dev.jpipeline.simt.Kernel#launchCooperative Kernel.launchCooperative}. A launch runs each resident
+ *       block's CUDA threads one at a time (switching where one blocks), blocks in parallel, and returns when all
+ *       have finished; it throws
  *       {@link dev.jpipeline.simt.KernelFailure} when a thread throws or the launch hangs.</li>
  *   <li>{@link dev.jpipeline.simt.KernelBody}: the {@code __global__} function, a lambda run once per thread.</li>
  *   <li>{@link dev.jpipeline.simt.KernelContext}: one thread's view of its launch: {@code threadIdx},
