@@ -19,7 +19,8 @@ fi
 [ -f "$jar" ] || { echo "bench.sh: $jar is missing; build it with ./mvnw -DskipTests package" >&2; exit 1; }
 mkdir -p "$out"
 for bench in HandoffBenchmark RendezvousFloorBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
-    PairScalingBenchmark KernelBenchmark SimtLaunchBenchmark TracingBenchmark CopyHandoffBenchmark; do
+    PairScalingBenchmark KernelBenchmark SimtLaunchBenchmark StackSwitchBenchmark TracingBenchmark \
+    CopyHandoffBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
   "$JAVA" -jar "$jar" "\.$bench\." -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true
