@@ -46,8 +46,9 @@ import java.nio.channels.FileChannel;
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
  * off the fast path: the hang detector reads what a stalled handle waits for (volatile), and abandons a handle
- * whose thread has ended, reading its cursors after Thread.isAlive() returned false (thread termination
- * happens-before that) and claiming it with a CAS on `active`, as quit() does.
+ * whose owner has ended, reading its cursors after ownerEnded() returned true (the owner's end, a thread's
+ * termination or a logical thread's volatile finish, happens-before that) and claiming it with a CAS on `active`,
+ * as quit() does.
  * </pre>
  */
 final class StageHandle extends PipelineHandle implements HangDetector.Participant, StallWatch, WaitSite {
