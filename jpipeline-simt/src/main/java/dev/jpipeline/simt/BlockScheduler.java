@@ -46,10 +46,8 @@ final class BlockScheduler implements HangDetector.Participant {
     private final KernelThread[] ready;
     private int readyHead;
     private int readyCount;
-    /** Guarded by this. */
-    private int nextRank;
-    /** nextRank, for the hang watch's unlocked reads. */
-    private volatile int nextRankSnapshot;
+    /** Written under the lock; volatile for the hang watch's unlocked reads. */
+    private volatile int nextRank;
     /** Guarded by this. */
     private int unfinished;
     /** The thread holding the turn, or null while the block is idle: written under the lock, read by waiters. */
@@ -175,7 +173,7 @@ final class BlockScheduler implements HangDetector.Participant {
 
     /** Changes whenever a wait of the block ends or a thread starts. */
     long progress() {
-        return waitsEnded + nextRankSnapshot;
+        return waitsEnded + nextRank;
     }
 
     /** Under the lock: a blocked thread becomes ready, or the holder of an idle block (then returns its thread). */
@@ -209,7 +207,6 @@ final class BlockScheduler implements HangDetector.Participant {
         if (choice == readyCount) {
             next = new KernelThread(this, nextRank);
             threads[nextRank++] = next;
-            nextRankSnapshot = nextRank;
         } else {
             next = takeReady(choice);
         }
@@ -264,11 +261,6 @@ final class BlockScheduler implements HangDetector.Participant {
         return done;
     }
 
-    @Override
-    public boolean ownerEnded() {
-        return false;
-    }
-
     /** While the block is idle: what each of its blocked threads waits in; null while a thread runs. */
     @Override
     public String stalledIn() {
@@ -276,10 +268,10 @@ final class BlockScheduler implements HangDetector.Participant {
             return null;
         }
         StringBuilder b = new StringBuilder("every started thread is blocked");
-        int started = nextRankSnapshot;
+        int started = 0;
         int left = 0;
         synchronized (this) {
-            for (int r = 0; r < started; r++) {
+            for (int r = 0; r < nextRank && threads[r] != null; r++, started++) {   // null: dropped by an abort
                 KernelThread kt = threads[r];
                 String in = kt.stalledIn();
                 if (kt.isGone()) {

@@ -56,8 +56,8 @@ final class Launch {
     private final int totalThreads;
     /** Strands with nothing to run, waiting for an assignment. Guarded by itself. */
     private final ArrayDeque<Strand> idle = new ArrayDeque<>();
-    /** Guarded by idle: set when the launch is over, so that idle strands end. */
-    private boolean over;
+    /** Set under idle's lock when the launch is over, so that idle strands end; volatile for their unlocked look. */
+    private volatile boolean over;
 
     Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative, TurnPolicy policy) {
         this.gridDim = grid;
@@ -153,10 +153,8 @@ final class Launch {
             if (kt != null) {
                 return kt;
             }
-            synchronized (idle) {
-                if (over) {
-                    return null;
-                }
+            if (over) {
+                return null;
             }
             LockSupport.park(this);
         }

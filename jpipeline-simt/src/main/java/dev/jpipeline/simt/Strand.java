@@ -3,6 +3,7 @@ package dev.jpipeline.simt;
 import dev.jpipeline.internal.BatchSequence;
 import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.ParkListener;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * A stack that CUDA threads run on: a virtual thread that runs a launch's threads as plain calls, one after another,
@@ -42,7 +43,7 @@ final class Strand implements ParkListener, Runnable {
     /** Hands an idle strand a thread to run. */
     void assign(KernelThread kt) {
         assigned = kt;
-        java.util.concurrent.locks.LockSupport.unpark(thread);
+        LockSupport.unpark(thread);
     }
 
     /** Takes the assigned thread, if any (called by this strand). */
