@@ -1,6 +1,8 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
@@ -237,8 +239,9 @@ public final class MemcpyAsync {
         long length = shareEnd(group, bytes, alignment) - from;
         PhaseBarrier phases = barrier.phases();
         phases.checkNotCompleting("memcpy_async");
-        return CopyEngine.shared().copyInto(slice(dst, from, length), slice(src, from, length), phases, phases,
-            false);                             // a barrier's thread goes on to other work: the engine copies
+        Interleaver checked = Interleaver.current();
+        CopyService copies = checked == null ? CopyEngine.shared() : checked.copies(CopyEngine.shared());
+        return copies.copyInto(slice(dst, from, length), slice(src, from, length), phases, phases, false);                             // a barrier's thread goes on to other work: the engine copies
     }
 
     /** Checks the rules of the class description. */

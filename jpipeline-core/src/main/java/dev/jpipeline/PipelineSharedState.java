@@ -42,7 +42,7 @@ public final class PipelineSharedState {
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
         this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
-            b.hangPatienceNanos, b.copyPolicy);
+            b.hangPatienceNanos, b.copyPolicy, null);
         this.rendezvous = new MakeRendezvous(settings);
     }
 

@@ -27,7 +27,8 @@ public final class Deadlines {
             return POLL_ONCE;
         }
         long nanos = saturatedNanos(timeout);
-        long now = System.nanoTime();
+        ParkListener listener = ParkListener.current();
+        long now = listener == null ? System.nanoTime() : listener.nanoTime();
         long deadline = now + nanos;
         // A sum that overflowed (a timeout of centuries) or that hits a sentinel means "practically never".
         if (deadline - now < 0 || deadline == POLL_ONCE || deadline == NO_DEADLINE) {

@@ -46,14 +46,36 @@ public interface ParkListener {
      * {@link #unparked}.
      *
      * @param blocker  what it waits on, for thread dumps
-     * @param deadline a {@link System#nanoTime()} deadline, or {@link Deadlines#NO_DEADLINE}
+     * @param limit    when to wake at the latest, on this listener's {@link #nanoTime()} clock (the wait's
+     *                 deadline, or earlier for a stall check or a bounded re-poll), or {@link Deadlines#NO_DEADLINE}
+     * @param deadline the wait's own deadline (a timed wait's), or {@link Deadlines#NO_DEADLINE}: a listener that
+     *                 orders every wake-up itself (checked execution) needs only this one
      */
-    default void park(Object blocker, long deadline) {
-        if (deadline == Deadlines.NO_DEADLINE) {
+    default void park(Object blocker, long limit, long deadline) {
+        if (limit == Deadlines.NO_DEADLINE) {
             LockSupport.park(blocker);
         } else {
-            LockSupport.parkNanos(blocker, deadline - System.nanoTime());
+            LockSupport.parkNanos(blocker, limit - System.nanoTime());
         }
+    }
+
+    /**
+     * The clock of the current thread's deadlines: {@link System#nanoTime()} by default; checked execution's
+     * virtual clock, which moves only when nothing else can run, so that timeouts replay.
+     *
+     * @return nanoseconds, comparable with each other only
+     */
+    default long nanoTime() {
+        return System.nanoTime();
+    }
+
+    /**
+     * Checked execution's hold on the pipelines that the current thread makes, or null (the default).
+     *
+     * @return the interleaver, or null
+     */
+    default Interleaver interleaver() {
+        return null;
     }
 
     /**

@@ -21,10 +21,23 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
      * null: then it, not the Java thread, owns the handle, names it, and ends it.
      */
     final LogicalThread logicalOwner;
+    /**
+     * Checked execution's hold on this handle: the making thread's (a checked kernel launch), else the one given
+     * (a checked shared state's), else null. Told of every operation, in {@link #checkOwner}.
+     */
+    final Interleaver interleaver;
 
-    PipelineHandle() {
+    /** @param interleaver the pipeline's own interleaver (a checked shared state's), or null */
+    PipelineHandle(Interleaver interleaver) {
         ParkListener listener = ParkListener.current();
         this.logicalOwner = listener == null ? null : listener.logicalThread();
+        Interleaver threads = listener == null ? null : listener.interleaver();
+        this.interleaver = threads != null ? threads : interleaver;
+    }
+
+    /** The copy service this handle's copies use: {@code configured}, unless checked execution diverts them. */
+    final CopyService copiesFor(CopyService configured) {
+        return interleaver == null ? configured : interleaver.copies(configured);
     }
 
     /** The owner's name, for messages: the logical thread's, else the Java thread's. */
@@ -83,13 +96,17 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
     public abstract AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position);
 
     /**
-     * The owner check of every operation: one comparison on the fast path.
+     * The owner check of every operation: one comparison on the fast path; under checked execution also the
+     * operation's scheduling point.
      *
      * @throws IllegalStateException when the caller is not the owner
      */
     final void checkOwner(String op) {
         if (Thread.currentThread() != owner || logicalOwner != null && logicalOwner.hasEnded()) {
             throw foreignThread(op);
+        }
+        if (interleaver != null) {
+            interleaver.operation(op);
         }
     }
 

@@ -14,7 +14,9 @@ import dev.jpipeline.WaitStrategy;
  * @param trace             where events go, or null when the pipelines are not traced
  * @param hangPatienceNanos how long a hang must persist before it is reported; 0: never
  * @param copyPolicy        where a producing thread's large copies run
+ * @param interleaver       checked execution's hold on the pipelines (a checked state's), or null
  */
 public record PipelineSettings(ThreadScope scope, int stageCount, WaitStrategy strategy, CopyService copies,
-                               TraceSink trace, long hangPatienceNanos, CopyPolicy copyPolicy) {
+                               TraceSink trace, long hangPatienceNanos, CopyPolicy copyPolicy,
+                               Interleaver interleaver) {
 }

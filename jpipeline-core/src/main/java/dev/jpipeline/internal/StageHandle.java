@@ -137,13 +137,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      *                 a unified pipeline's rank; ignored by a count partition (its first operation claims one)
      */
     StageHandle(StageRing ring, int rank, Boolean producer, int member) {
+        super(ring.settings.interleaver());
         this.ring = ring;
         this.produced = ring.produced;
         this.consumed = ring.consumed;
         this.stages = ring.settings.stageCount();
         this.rank = rank;
         this.strategy = ring.settings.strategy();
-        this.copies = ring.settings.copies();
+        this.copies = copiesFor(ring.settings.copies());
         this.copyPolicy = ring.settings.copyPolicy();
         this.fewCores = Runtime.getRuntime().availableProcessors() <= 2 * ring.groupSize;
         this.side = switch (ring.kind) {
@@ -236,6 +237,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         enterCopy("memcpy_async");
         long start = trace == null ? 0 : trace.now();
+        if (interleaver != null) {
+            interleaver.stageCopy(ring, head, headRound, dst);
+        }
         AsyncContractFulfillment done = copies.copyInto(dst, src, myProduced[head], landing(start), copyOnIssuer());
         tiedHead |= done != AsyncContractFulfillment.NONE;
         if (trace != null && done == AsyncContractFulfillment.NONE) {
@@ -248,6 +252,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         enterCopy("memcpy_async (file)");
         tiedHead = true;                        // set first: the tie happens before readInto can fail
+        if (interleaver != null) {
+            interleaver.stageCopy(ring, head, headRound, dst);
+        }
         return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()));
     }
 
@@ -342,6 +349,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             myConsumed[tail].arriveAlone((int) tailRound);
         } else {
             myConsumed[tail].arrive(1);
+        }
+        if (interleaver != null && consumed.isComplete(tail, (int) tailRound)) {
+            interleaver.stageFreed(ring, tail, tailRound);      // the last release of the round: nobody reads it now
         }
         if (++tail == stages) {
             tail = 0;

@@ -50,7 +50,8 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
     private volatile long waitingFor = -1;
 
     public ThreadHandle(CopyService copies) {
-        this.copies = copies;
+        super(null);
+        this.copies = copiesFor(copies);
     }
 
     @Override

@@ -126,7 +126,8 @@ public final class Waiting {
                     }
                     interrupted = true;
                 }
-                long now = deadline == Deadlines.NO_DEADLINE && watch == null ? 0 : System.nanoTime();
+                long now = deadline == Deadlines.NO_DEADLINE && watch == null ? 0
+                    : listener != null ? listener.nanoTime() : System.nanoTime();
                 if (now != 0) {
                     if (lastClock != 0 && now - lastClock > SLOW_IDLE_NANOS) {
                         clockMask = 0;          // the strategy idles slowly: read the clock after every idle
@@ -152,7 +153,7 @@ public final class Waiting {
                 long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)
                     ? nextCheck : deadline;
                 if (parkBound != 0) {
-                    long bound = System.nanoTime() + parkBound;
+                    long bound = (listener != null ? listener.nanoTime() : System.nanoTime()) + parkBound;
                     if (limit == Deadlines.NO_DEADLINE || bound - limit < 0) {
                         limit = bound;
                     }
@@ -161,7 +162,7 @@ public final class Waiting {
                 if (listener != null) {
                     parked = true;
                     listener.parking(site);
-                    listener.park(waitable, limit);
+                    listener.park(waitable, limit, deadline);
                     listener.unparked();        // may throw (an aborted kernel launch)
                 } else if (limit == Deadlines.NO_DEADLINE) {
                     LockSupport.park(waitable);

@@ -55,7 +55,7 @@ class PhaseBarrierLayoutTest {
     private static void assertLayout(int stages, int producers, int consumers) {
         StageRing ring = new StageRing(StageRing.Kind.BY_COUNT, producers + consumers, producers, consumers,
             new PipelineSettings(dev.jpipeline.ThreadScope.BLOCK, stages, WaitStrategy.ADAPTIVE, null, null, 0,
-                dev.jpipeline.CopyPolicy.AUTO));
+                dev.jpipeline.CopyPolicy.AUTO, null));
         String what = stages + " stages, " + producers + " producers, " + consumers + " consumers: ";
         long[] words = ring.produced.groups[0][0].words();
         int previousEnd = -1;      // the last word of the group before, in array order

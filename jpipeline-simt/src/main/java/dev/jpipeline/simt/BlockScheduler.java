@@ -40,6 +40,8 @@ final class BlockScheduler implements HangDetector.Participant {
     final BlockState block;
     final int slot;
     private final TurnPolicy policy;
+    /** The launch's checked execution, or null: then the session decides, at every scheduling point. */
+    private final CheckedLaunch checked;
     /** Started threads by rank: the abort wakes every blocked one. Guarded by this. */
     private final KernelThread[] threads;
     /** Ready threads, oldest first: a circular queue. Guarded by this. */
@@ -50,6 +52,8 @@ final class BlockScheduler implements HangDetector.Participant {
     private volatile int nextRank;
     /** Guarded by this. */
     private int unfinished;
+    /** Threads finished: written under the lock, read by checked execution's sync checks in the turn. */
+    private int finishedCount;
     /** The thread holding the turn, or null while the block is idle: written under the lock, read by waiters. */
     private volatile KernelThread holder;
     /** Set under the lock when the last thread has finished: read by the hang detector. */
@@ -62,6 +66,7 @@ final class BlockScheduler implements HangDetector.Participant {
         this.block = block;
         this.slot = slot;
         this.policy = policy;
+        this.checked = launch.checked;
         this.threads = new KernelThread[block.size];
         this.ready = new KernelThread[block.size];
         this.unfinished = block.size;
@@ -82,8 +87,13 @@ final class BlockScheduler implements HangDetector.Participant {
     KernelThread finished(KernelThread kt) {
         KernelThread next;
         boolean blockDone;
+        if (checked != null && !launch.aborted()) {
+            block.syncThreads.check.exited(kt);
+            block.warps[kt.rank / Kernel.WARP_SIZE].exited(kt);
+        }
         synchronized (this) {
             kt.state = KernelThread.FINISHED;
+            finishedCount++;
             unfinished--;
             next = passTurn();
             blockDone = unfinished == 0;
@@ -111,6 +121,10 @@ final class BlockScheduler implements HangDetector.Participant {
                 return;
             }
             kt.state = KernelThread.BLOCKED;
+            if (checked != null) {
+                kt.deadline = deadline;         // virtual: the scheduler wakes it when time passes
+                deadline = Deadlines.NO_DEADLINE;
+            }
             next = passTurn();
         }
         if (next != null) {
@@ -149,6 +163,32 @@ final class BlockScheduler implements HangDetector.Participant {
         }
     }
 
+    /**
+     * Under checked execution, a scheduling point of {@code kt}, the holder: the session may hand the turn to another
+     * thread, or land a copy, before {@code kt} goes on. Without another candidate it returns at once.
+     */
+    void yieldPoint(KernelThread kt, String what) {
+        KernelThread next;
+        synchronized (this) {
+            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0) {
+                return;
+            }
+            kt.state = KernelThread.READY;
+            ready[(readyHead + readyCount++) % ready.length] = kt;
+            next = passTurn();
+            if (next != kt) {
+                checked.session.trace(checked.name(kt) + " at " + what + " -> " + checked.name(next));
+            }
+        }
+        if (next != kt) {
+            launch.run(next);
+            while (holder != kt) {
+                LockSupport.park(this);
+            }
+        }
+        launch.monitor.checkAborted();
+    }
+
     /** The launch is aborted: every blocked thread is woken to unwind; unstarted threads are never started. */
     void abort() {
         Thread toUnpark = null;
@@ -164,6 +204,27 @@ final class BlockScheduler implements HangDetector.Participant {
         if (toUnpark != null) {
             LockSupport.unpark(toUnpark);
         }
+    }
+
+    /**
+     * Under checked execution: which of the threads of ranks [first, first + span) (those named by {@code mask},
+     * when not 0) have finished, described; null when none has.
+     */
+    synchronized String finishedAmong(int first, int span, int mask) {
+        if (finishedCount == 0) {
+            return null;
+        }
+        StringBuilder b = null;
+        int n = 0;
+        for (int r = first; r < first + span && r < nextRank; r++) {
+            KernelThread kt = threads[r];
+            if ((mask == 0 || (mask >>> (r - first) & 1) != 0) && kt != null && kt.state == KernelThread.FINISHED) {
+                if (n++ < 4) {
+                    b = (b == null ? new StringBuilder("thread ") : b.append(", thread ")).append(launch.threadIndex(r));
+                }
+            }
+        }
+        return b == null ? null : b + (n > 4 ? " and " + (n - 4) + " more, which exited," : " (exited)");
     }
 
     /** The holder's wait has ended: progress (called by the holder only). */
@@ -197,6 +258,9 @@ final class BlockScheduler implements HangDetector.Participant {
             unfinished -= block.size - nextRank;        // never started: the abort stops the block here
             nextRank = block.size;
         }
+        if (checked != null) {
+            return passTurnChecked();
+        }
         boolean canStart = nextRank < block.size;
         if (readyCount == 0 && !canStart) {
             holder = null;
@@ -213,6 +277,79 @@ final class BlockScheduler implements HangDetector.Participant {
         next.state = KernelThread.RUNNING;
         holder = next;
         return next;
+    }
+
+    /**
+     * Under the lock, under checked execution: the session picks among the ready threads, the next unstarted one and
+     * the pending copies (a copy it picks lands, and it picks again). With no candidate, time passes to the earliest
+     * timed wait, or the block has hung (reported at once) or ends.
+     */
+    private KernelThread passTurnChecked() {
+        for (;;) {
+            boolean canStart = nextRank < block.size;
+            int threadCandidates = readyCount + (canStart ? 1 : 0);
+            int candidates = threadCandidates + checked.pendingCopies();
+            if (candidates == 0) {
+                if (unfinished == 0 || !unblockOne()) {
+                    holder = null;
+                    return null;
+                }
+                continue;
+            }
+            int choice = candidates == 1 ? 0 : checked.session.choose(candidates);
+            if (choice >= threadCandidates) {
+                checked.land(choice - threadCandidates);        // may wake threads: they join the ready queue
+                continue;
+            }
+            KernelThread next;
+            if (choice == readyCount) {
+                next = new KernelThread(this, nextRank);
+                threads[nextRank++] = next;
+            } else {
+                next = takeReady(choice);
+            }
+            next.state = KernelThread.RUNNING;
+            holder = next;
+            return next;
+        }
+    }
+
+    /**
+     * Under the lock, under checked execution, nothing can run but threads are blocked: the earliest timed wait
+     * times out (the virtual clock moves to its deadline), or, with none, the block has hung: reported, and every
+     * blocked thread made ready to unwind. Returns whether a thread became ready.
+     */
+    private boolean unblockOne() {
+        KernelThread earliest = null;
+        for (int r = 0; r < nextRank; r++) {
+            KernelThread kt = threads[r];
+            if (kt != null && kt.state == KernelThread.BLOCKED && kt.deadline != Deadlines.NO_DEADLINE
+                && (earliest == null || kt.deadline - earliest.deadline < 0)) {
+                earliest = kt;
+            }
+        }
+        if (earliest != null && !launch.aborted()) {
+            checked.session.advanceTo(earliest.deadline);
+            checked.session.trace(checked.name(earliest) + " times out");
+            earliest.deadline = Deadlines.NO_DEADLINE;
+            earliest.state = KernelThread.READY;
+            ready[(readyHead + readyCount++) % ready.length] = earliest;
+            return true;
+        }
+        if (!launch.aborted()) {
+            checked.fail(FindingKind.HANG, "block " + block.blockIdx + " hung: " + stalledInLocked());
+        }
+        boolean any = false;
+        for (int r = 0; r < nextRank; r++) {
+            KernelThread kt = threads[r];
+            if (kt != null && kt.state == KernelThread.BLOCKED) {
+                kt.deadline = Deadlines.NO_DEADLINE;
+                kt.state = KernelThread.READY;
+                ready[(readyHead + readyCount++) % ready.length] = kt;
+                any = true;
+            }
+        }
+        return any;
     }
 
     /**
@@ -267,19 +404,26 @@ final class BlockScheduler implements HangDetector.Participant {
         if (holder != null || done) {
             return null;
         }
+        String report;
+        synchronized (this) {
+            report = stalledInLocked();
+        }
+        return holder != null ? null : report;
+    }
+
+    /** Under the lock: what each blocked thread waits in. */
+    private String stalledInLocked() {
         StringBuilder b = new StringBuilder("every started thread is blocked");
         int started = 0;
         int left = 0;
-        synchronized (this) {
-            for (int r = 0; r < nextRank && threads[r] != null; r++, started++) {   // null: dropped by an abort
-                KernelThread kt = threads[r];
-                String in = kt.stalledIn();
-                if (kt.isGone()) {
-                    left++;
-                } else {
-                    b.append("\n    thread ").append(launch.threadIndex(r)).append(": ")
-                        .append(in != null ? in : "blocked");
-                }
+        for (int r = 0; r < nextRank && threads[r] != null; r++, started++) {   // null: dropped by an abort
+            KernelThread kt = threads[r];
+            String in = kt.stalledIn();
+            if (kt.isGone()) {
+                left++;
+            } else {
+                b.append("\n    thread ").append(launch.threadIndex(r)).append(": ")
+                    .append(in != null ? in : "blocked");
             }
         }
         if (started < block.size) {
@@ -288,7 +432,7 @@ final class BlockScheduler implements HangDetector.Participant {
         if (left > 0) {
             b.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
         }
-        return holder != null ? null : b.toString();
+        return b.toString();
     }
 
     @Override

@@ -1,6 +1,7 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.PhaseBarrier;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -15,24 +16,27 @@ final class BlockState {
     final SyncSite syncThreads;
     final WarpState[] warps;
     final MemorySegment dynamicShared;
+    /** The launch's checked execution, or null. */
+    final CheckedLaunch checked;
     private final ConcurrentHashMap<Object, Object> sharedVariables = new ConcurrentHashMap<>();
     /** Tile barriers by tile size: one per tile. */
     private final ConcurrentHashMap<Integer, SyncSite[]> tiles = new ConcurrentHashMap<>();
     /** @param dynamicShared the block's slot's shared memory (see {@link Launch}) */
-    BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared) {
+    BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared, CheckedLaunch checked) {
+        this.checked = checked;
         this.blockIdx = blockIdx;
         this.size = size;
         this.dynamicShared = dynamicShared;
         int warpCount = (size + Kernel.WARP_SIZE - 1) / Kernel.WARP_SIZE;
         this.warps = new WarpState[warpCount];
         for (int w = 0; w < warpCount; w++) {
-            warps[w] = new WarpState(w, blockIdx, Math.min(Kernel.WARP_SIZE, size - w * Kernel.WARP_SIZE));
+            warps[w] = new WarpState(w, blockIdx, Math.min(Kernel.WARP_SIZE, size - w * Kernel.WARP_SIZE), checked);
         }
         this.syncThreads = new SyncSite("__syncthreads of block " + blockIdx, new PhaseBarrier(size, () -> {
             for (WarpState w : warps) {
                 w.reconverge();         // __syncthreads reconverges every warp of the block
             }
-        }));
+        }), checked == null ? null : new SyncCheck("__syncthreads", 0, size, 0, null, true));
     }
 
     @SuppressWarnings("unchecked")
@@ -40,13 +44,35 @@ final class BlockState {
         return (T) sharedVariables.computeIfAbsent(key, k -> init.get());
     }
 
+    /** A {@code __shared__} array: made on first use, poisoned under checked execution. */
+    MemorySegment sharedArray(Object key, long bytes) {
+        MemorySegment array = (MemorySegment) sharedVariables.computeIfAbsent(new ArrayKey(key), k -> {
+            MemorySegment made = Arena.ofAuto().allocate(bytes, 16);
+            if (checked != null) {
+                checked.sharedArray(key, made);
+            }
+            return made;
+        });
+        if (array.byteSize() != bytes) {
+            throw new IllegalArgumentException("__shared__ array '" + key + "' has " + array.byteSize()
+                + " bytes; asked again with " + bytes);
+        }
+        return array;
+    }
+
+    /** Keys of __shared__ arrays, apart from those of shared variables. */
+    private record ArrayKey(Object key) {
+    }
+
     /** The barrier of the tile of {@code tileSize} threads that holds block rank {@code rank}. */
     SyncSite tile(int tileSize, int rank) {
         SyncSite[] all = tiles.computeIfAbsent(tileSize, n -> {
             SyncSite[] sites = new SyncSite[(size + n - 1) / n];
             for (int t = 0; t < sites.length; t++) {
+                int parties = Math.min(n, size - t * n);
                 sites[t] = new SyncSite("sync of tile " + t + " (size " + n + ") of block " + blockIdx,
-                    new PhaseBarrier(Math.min(n, size - t * n)));
+                    new PhaseBarrier(parties), checked == null ? null
+                        : new SyncCheck("the sync of tile " + t + " (size " + n + ")", t * n, parties, 0, null, false));
             }
             return sites;
         });

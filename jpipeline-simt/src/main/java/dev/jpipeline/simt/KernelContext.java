@@ -2,6 +2,7 @@ package dev.jpipeline.simt;
 
 import dev.jpipeline.Group;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.Objects;
 import java.util.function.Supplier;
 
@@ -28,6 +29,7 @@ public final class KernelContext {
     private final ThreadBlock blockGroup = new ThreadBlock(this);
     // The thread this context stands for now: re-pointed by its strand at each thread it runs (see bind).
     private BlockState block;
+    private KernelThread thread;
     private Dim3 threadIdx;
     private int rank;
     private WarpState warp;
@@ -41,6 +43,7 @@ public final class KernelContext {
     /** Makes this context the one of {@code kt}, whose strand owns it: called before {@code kt}'s body runs. */
     void bind(KernelThread kt) {
         this.block = kt.scheduler.block;
+        this.thread = kt;
         this.rank = kt.rank;
         this.threadIdx = launch.threadIndex(kt.rank);
         this.warp = block.warps[rank / Kernel.WARP_SIZE];
@@ -273,6 +276,94 @@ public final class KernelContext {
     }
 
     /**
+     * {@code __shared__ T name[n]}: a shared-memory array of the block, named by a key and allocated on first use
+     * (CUDA declares it statically). Like {@link #dynamicShared()} it starts uninitialized; under checked execution
+     * it starts poisoned.
+     *
+     * @param key   names the array within the block (compared with {@code equals}), not null; separate from the
+     *              keys of {@link #shared}
+     * @param bytes its size in bytes, 1 to {@link Kernel#MAX_DYNAMIC_SHARED_BYTES}
+     * @return the block's array for {@code key}: the same segment for every thread of the block, aligned to 16
+     *         bytes, {@code bytes} long; valid until the launch returns
+     * @throws NullPointerException     when {@code key} is null
+     * @throws IllegalArgumentException when {@code bytes} is out of range, or the array was made with another size
+     */
+    public MemorySegment sharedArray(Object key, long bytes) {
+        Objects.requireNonNull(key, "key");
+        if (bytes < 1 || bytes > Kernel.MAX_DYNAMIC_SHARED_BYTES) {
+            throw new IllegalArgumentException("a __shared__ array has 1.." + Kernel.MAX_DYNAMIC_SHARED_BYTES
+                + " bytes, got " + bytes + " for '" + key + "'");
+        }
+        return block.sharedArray(key, bytes);
+    }
+
+    /**
+     * Reads float {@code index} of {@code memory} ({@code s[i]} in CUDA). Use it for shared memory
+     * ({@link #dynamicShared()}, {@link #sharedArray}, their slices): under checked execution the read is a
+     * scheduling point and is checked for poison (data that was never written, has not landed, or was released).
+     * Outside checked execution it is {@code memory.getAtIndex(JAVA_FLOAT, index)}.
+     *
+     * @param memory the segment to read, not null
+     * @param index  the element index
+     * @return the float at byte offset {@code 4 * index}
+     * @throws IndexOutOfBoundsException as {@link MemorySegment#getAtIndex(ValueLayout.OfFloat, long)}
+     * @throws CheckViolation            under checked execution, when the float is poison
+     */
+    public float loadFloat(MemorySegment memory, long index) {
+        if (thread.checked != null) {
+            thread.checked.load(thread, memory, 4 * index, 4);
+        }
+        return memory.getAtIndex(ValueLayout.JAVA_FLOAT, index);
+    }
+
+    /**
+     * Writes float {@code index} of {@code memory} ({@code s[i] = v} in CUDA); under checked execution a
+     * scheduling point that records this thread as the word's last writer.
+     *
+     * @param memory the segment to write, not null
+     * @param index  the element index
+     * @param value  the value
+     * @throws IndexOutOfBoundsException as {@link MemorySegment#setAtIndex(ValueLayout.OfFloat, long, float)}
+     */
+    public void storeFloat(MemorySegment memory, long index, float value) {
+        if (thread.checked != null) {
+            thread.checked.store(thread, memory, 4 * index, 4);
+        }
+        memory.setAtIndex(ValueLayout.JAVA_FLOAT, index, value);
+    }
+
+    /**
+     * Reads int {@code index} of {@code memory}: {@link #loadFloat} for ints.
+     *
+     * @param memory the segment to read, not null
+     * @param index  the element index
+     * @return the int at byte offset {@code 4 * index}
+     * @throws IndexOutOfBoundsException as {@link MemorySegment#getAtIndex(ValueLayout.OfInt, long)}
+     * @throws CheckViolation            under checked execution, when the int is poison
+     */
+    public int loadInt(MemorySegment memory, long index) {
+        if (thread.checked != null) {
+            thread.checked.load(thread, memory, 4 * index, 4);
+        }
+        return memory.getAtIndex(ValueLayout.JAVA_INT, index);
+    }
+
+    /**
+     * Writes int {@code index} of {@code memory}: {@link #storeFloat} for ints.
+     *
+     * @param memory the segment to write, not null
+     * @param index  the element index
+     * @param value  the value
+     * @throws IndexOutOfBoundsException as {@link MemorySegment#setAtIndex(ValueLayout.OfInt, long, int)}
+     */
+    public void storeInt(MemorySegment memory, long index, int value) {
+        if (thread.checked != null) {
+            thread.checked.store(thread, memory, 4 * index, 4);
+        }
+        memory.setAtIndex(ValueLayout.JAVA_INT, index, value);
+    }
+
+    /**
      * {@code __syncthreads()}: waits until every thread of the block has called it; reconverges the block's warps
      * (a new convergence epoch for each, see {@link #diverge()}) before any thread returns.
      *
@@ -313,6 +404,35 @@ public final class KernelContext {
     }
 
     /**
+     * {@code __syncwarp(mask)}: waits until every lane named in {@code mask} has called {@code syncWarp} with the
+     * same mask. The full mask of the warp ({@code 0xffffffff}, or the low bits of a short last warp) is
+     * {@link #syncWarp()}, which reconverges the warp; a partial mask synchronizes those lanes only and does not.
+     * As in CUDA, every lane named must call it with the same mask: lanes that disagree hang (and the launch
+     * fails with a hang report; under checked execution the disagreement is reported as it happens).
+     *
+     * <p>Memory consistency effects: actions of every lane named in {@code mask} prior to its call happen-before
+     * actions of every such lane following its return from the same {@code __syncwarp}.
+     *
+     * @param mask the lanes that take part, bit {@code i} for lane {@code i}; it must name the calling lane and
+     *             only lanes of the warp
+     * @throws IllegalArgumentException when the mask leaves out the calling lane or names a lane beyond the warp
+     * @throws KernelAbortedException   as {@link #syncWarp()}
+     */
+    public void syncWarp(int mask) {
+        int lanes = warp.lanes;
+        int full = warp.fullMask();
+        if ((mask & (1 << laneId())) == 0 || (mask & ~full) != 0) {
+            throw new IllegalArgumentException(String.format("__syncwarp mask must name the calling lane %d and only "
+                + "lanes of its warp (%d lanes, full mask 0x%08x), got 0x%08x", laneId(), lanes, full, mask));
+        }
+        if (mask == full) {
+            syncWarp();
+        } else {
+            warp.partialSync(mask).arriveAndWait();
+        }
+    }
+
+    /**
      * Marks this lane as diverged until the next {@link #syncWarp()} or {@link #syncThreads()}: its pipeline
      * commits no longer coalesce with the other lanes' (see the warp convergence model in the SIMT
      * documentation). Use it where CUDA code branches on the lane.
@@ -323,6 +443,11 @@ public final class KernelContext {
 
     LaneSequence lane() {
         return lane;
+    }
+
+    /** The CUDA thread this context stands for now. */
+    KernelThread thread() {
+        return thread;
     }
 
     /** The context of the kernel thread running now. */

@@ -35,6 +35,8 @@ final class Launch {
     final Dim3 blockDim;
     final KernelBody body;
     final LaunchMonitor monitor;
+    /** Checked execution's state for this launch, or null for a normal launch. */
+    final CheckedLaunch checked;
     private final boolean cooperative;
     private final TurnPolicy policy;
     private final Dim3[] threadIndex;
@@ -70,11 +72,18 @@ final class Launch {
         this.monitor = new LaunchMonitor(Kernel.hangPatienceMillis() * 1_000_000L, grid + " x " + block,
             this::progress);
         this.blocksLeft = new AtomicInteger(blocks);
+        CheckedSession session = CheckedExecution.SESSION.isBound() ? CheckedExecution.SESSION.get() : null;
+        if (session != null && cooperative) {
+            throw new UnsupportedOperationException("checked execution runs the blocks of a launch one after another: "
+                + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");
+        }
+        this.checked = session == null ? null : new CheckedLaunch(session, this);
         this.threadIndex = new Dim3[block.volume()];
         for (int r = 0; r < threadIndex.length; r++) {
             threadIndex[r] = block.index(r);
         }
-        int slots = cooperative ? blocks : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));
+        int slots = cooperative ? blocks : checked != null ? 1
+            : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));
         this.resident = new AtomicReferenceArray<>(slots);
         this.slotShared = new MemorySegment[slots];
         // closing a shared arena is a handshake with every thread: once per launch, and only when memory is asked for
@@ -173,7 +182,10 @@ final class Launch {
                     return null;
                 }
             } else if (nextBlock.compareAndSet(b, b + 1)) {
-                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot]);
+                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot], checked);
+                if (checked != null) {
+                    checked.blockStarts(block);
+                }
                 BlockScheduler scheduler = new BlockScheduler(this, block, slot, policy);
                 resident.set(slot, scheduler);
                 monitor.resident(scheduler);

@@ -81,7 +81,7 @@ public final class PipelinePrimitives {
      *                                  code)
      */
     public static void pipelineMemcpyAsync(MemorySegment dst, MemorySegment src, int sizeAndAlign, int zfill) {
-        KernelContext.current("__pipeline_memcpy_async");
+        KernelThread kt = KernelContext.current("__pipeline_memcpy_async").thread();
         Objects.requireNonNull(dst, "dst");
         Objects.requireNonNull(src, "src");
         if (sizeAndAlign != 4 && sizeAndAlign != 8 && sizeAndAlign != 16) {
@@ -103,6 +103,10 @@ public final class PipelinePrimitives {
                 + sizeAndAlign + " bytes; destination alignment " + dst.maxByteAlignment() + ", source alignment "
                 + src.maxByteAlignment());
         }
+        if (kt.checked != null) {
+            kt.checked.primitiveCopy(kt, dst.asSlice(0, sizeAndAlign), src, zfill);     // lands late
+            return;
+        }
         MemorySegment.copy(src, 0, dst, 0, copied);
         dst.asSlice(copied, zfill).fill((byte) 0);
     }
@@ -118,7 +122,15 @@ public final class PipelinePrimitives {
      * @throws IllegalStateException when the caller is not a kernel thread (device code called from host code)
      */
     public static void pipelineCommit() {
-        KernelContext.current("__pipeline_commit").lane().commit();
+        KernelContext ctx = KernelContext.current("__pipeline_commit");
+        KernelThread kt = ctx.thread();
+        if (kt.checked != null) {
+            kt.scheduler.yieldPoint(kt, "__pipeline_commit");
+        }
+        long actual = ctx.lane().commit();
+        if (kt.checked != null) {
+            kt.checked.primitiveCommit(kt, actual);
+        }
     }
 
     /**
@@ -141,13 +153,18 @@ public final class PipelinePrimitives {
      *                                  code); checked before {@code prior}
      */
     public static void pipelineWaitPrior(int prior) {
-        LaneSequence lane = KernelContext.current("__pipeline_wait_prior").lane();
+        KernelContext ctx = KernelContext.current("__pipeline_wait_prior");
+        LaneSequence lane = ctx.lane();
         if (prior < 0) {
             throw new IllegalArgumentException("__pipeline_wait_prior needs prior >= 0, got " + prior);
         }
         long target = lane.latest() - Math.min(prior, MAX_PRIOR);
         if (target >= 0) {
             lane.waitThrough(target);
+        }
+        KernelThread kt = ctx.thread();
+        if (kt.checked != null) {
+            kt.checked.primitiveWait(kt, target);
         }
     }
 

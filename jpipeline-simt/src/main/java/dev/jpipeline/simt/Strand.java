@@ -1,6 +1,7 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.BatchSequence;
+import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.ParkListener;
 import java.util.concurrent.locks.LockSupport;
@@ -98,9 +99,21 @@ final class Strand implements ParkListener, Runnable {
     }
 
     @Override
-    public void park(Object blocker, long deadline) {
+    public void park(Object blocker, long limit, long deadline) {
         KernelThread kt = current;
-        kt.scheduler.park(kt, blocker, deadline);
+        kt.scheduler.park(kt, blocker, kt.checked == null ? limit : deadline);   // checked: it orders every wake
+    }
+
+    /** Checked execution's virtual clock, else the system's. */
+    @Override
+    public long nanoTime() {
+        CheckedLaunch checked = launch.checked;
+        return checked == null ? System.nanoTime() : checked.session.nanoTime();
+    }
+
+    @Override
+    public Interleaver interleaver() {
+        return launch.checked;
     }
 
     /** Woken: it may park again in the same wait (a timed look at its clock), so it still counts as blocked. */

@@ -9,14 +9,29 @@ final class SyncSite implements WaitSite {
 
     private final String name;
     private final PhaseBarrier barrier;
+    /** Checked execution's view of the barrier, or null. */
+    final SyncCheck check;
 
     SyncSite(String name, PhaseBarrier barrier) {
-        this.name = name;
-        this.barrier = barrier;
+        this(name, barrier, null);
     }
 
-    /** Arrives and waits for the current phase; waits park at once (kernel threads are virtual). */
+    SyncSite(String name, PhaseBarrier barrier, SyncCheck check) {
+        this.name = name;
+        this.barrier = barrier;
+        this.check = check;
+    }
+
+    /**
+     * Arrives and waits for the current phase; waits park at once (kernel threads are virtual). Under checked
+     * execution a scheduling point, and the arrival is checked first.
+     */
     void arriveAndWait() {
+        if (check != null) {
+            KernelThread kt = KernelContext.current("a sync").thread();
+            kt.scheduler.yieldPoint(kt, name);
+            check.arrive(kt);
+        }
         int phase = barrier.arrive(1);
         barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
     }

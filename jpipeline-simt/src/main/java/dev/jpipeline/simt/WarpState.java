@@ -22,6 +22,13 @@ final class WarpState {
 
     final int lanes;
     final SyncSite sync;
+    private final String name;
+    /** Block rank of lane 0. */
+    private final int first;
+    /** Under checked execution, the mask each lane waits with in a warp sync (0: none), else null. */
+    private final int[] laneMasks;
+    /** Barriers of partial-mask __syncwarp, by mask. */
+    private final ConcurrentHashMap<Integer, SyncSite> partials = new ConcurrentHashMap<>();
     /** Next index of the actual sequence. */
     private final AtomicLong actual = new AtomicLong();
     /**
@@ -32,10 +39,33 @@ final class WarpState {
     /** Bumped at every reconvergence, so that lanes notice a new epoch. */
     private volatile int epoch;
 
-    WarpState(int warpId, Dim3 blockIdx, int lanes) {
+    WarpState(int warpId, Dim3 blockIdx, int lanes, CheckedLaunch checked) {
         this.lanes = lanes;
-        this.sync = new SyncSite("__syncwarp of warp " + warpId + " of block " + blockIdx,
-            new PhaseBarrier(lanes, this::reconverge));
+        this.name = "warp " + warpId + " of block " + blockIdx;
+        this.first = warpId * Kernel.WARP_SIZE;
+        this.laneMasks = checked == null ? null : new int[lanes];
+        this.sync = new SyncSite("__syncwarp of " + name, new PhaseBarrier(lanes, this::reconverge),
+            checked == null ? null : new SyncCheck("__syncwarp", first, lanes, fullMask(), laneMasks, false));
+    }
+
+    /** The mask naming every lane of the warp. */
+    int fullMask() {
+        return lanes == Kernel.WARP_SIZE ? -1 : (1 << lanes) - 1;
+    }
+
+    /** The barrier of {@code __syncwarp(mask)} for a partial mask: one per mask, made on first use. */
+    SyncSite partialSync(int mask) {
+        return partials.computeIfAbsent(mask, m -> new SyncSite(String.format("__syncwarp(0x%08x) of %s", m, name),
+            new PhaseBarrier(Integer.bitCount(m)), laneMasks == null ? null
+                : new SyncCheck(String.format("__syncwarp(0x%08x)", m), first, lanes, m, laneMasks, false)));
+    }
+
+    /** Under checked execution, lane {@code kt} has exited: a finding if lanes wait for it in a warp sync. */
+    void exited(KernelThread kt) {
+        sync.check.exited(kt);
+        for (SyncSite partial : partials.values()) {
+            partial.check.exited(kt);
+        }
     }
 
     /** A new convergence epoch (run by the last thread to arrive at a warp or block sync). */

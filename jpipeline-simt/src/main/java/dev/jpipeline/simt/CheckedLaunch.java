@@ -1,0 +1,351 @@
+package dev.jpipeline.simt;
+
+import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.CopyLanding;
+import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.PhaseBarrier;
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * One kernel launch under checked execution: the scheduling points of its threads, its deferred copies, its
+ * poisoned shared memory and its sync checks (see {@link CheckedExecution}).
+ *
+ * <pre>
+ * One thread of the launch runs at a time: the launch has one slot, its blocks run one after another in index
+ * order, and each block's BlockScheduler takes its decisions from the session's seed. Every call here comes from
+ * the thread holding the turn (or from the scheduler passing it, under its lock), so the state is confined to the
+ * turn: plain fields, ordered by the hand-offs.
+ *
+ * Copies: every copy of the launch (pipelines, barriers, the primitives) is deferred. Issue poisons its
+ * destination and queues it; the scheduler lands queued copies as candidates of its decisions (and every copy
+ * left when nothing else can run), so a copy lands at any point between its issue and the wait that needs it.
+ * Shared memory: the block's dynamic shared memory and its __shared__ arrays are poisoned when the block starts
+ * and shadowed (SharedShadow); a stage's destinations are poisoned again when every consumer released it.
+ * </pre>
+ */
+final class CheckedLaunch implements Interleaver, CopyService {
+
+    /** Runtime classes skipped when naming a call site. */
+    private static final Set<String> RUNTIME = Set.of(SyncSite.class.getName(), KernelContext.class.getName(),
+        SubGroup.class.getName(), ThreadBlock.class.getName(), CheckedLaunch.class.getName());
+
+    final CheckedSession session;
+    private final Launch launch;
+    /** The current block's shared memory under watch. */
+    private final List<SharedShadow> shadows = new ArrayList<>();
+    /** Copies issued and not landed, oldest first. */
+    private final List<PendingCopy> pending = new ArrayList<>();
+    /** Destinations of the copies into each (ring, stage, round), for poisoning at its release. */
+    private final HashMap<StageRound, List<MemorySegment>> stageDestinations = new HashMap<>();
+
+    private record StageRound(Object ring, int stage, long round) {
+    }
+
+    CheckedLaunch(CheckedSession session, Launch launch) {
+        this.session = session;
+        this.launch = launch;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Blocks and shared memory
+
+    /** A block starts: its shared memory is poisoned, and the last block's is no longer watched. */
+    void blockStarts(BlockState block) {
+        shadows.clear();
+        stageDestinations.clear();
+        if (block.dynamicShared.byteSize() > 0) {
+            shadows.add(new SharedShadow("dynamic shared memory", block.dynamicShared));
+        }
+    }
+
+    /** A __shared__ array was made: poisoned and watched. */
+    void sharedArray(Object key, MemorySegment array) {
+        shadows.add(new SharedShadow("__shared__ array '" + key + "'", array));
+    }
+
+    private SharedShadow shadowOf(long address) {
+        for (SharedShadow s : shadows) {
+            if (s.covers(address)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /** An accessor read: a scheduling point, then the poison check. */
+    void load(KernelThread kt, MemorySegment memory, long offset, int bytes) {
+        kt.scheduler.yieldPoint(kt, "load");
+        if (!memory.isNative() || offset < 0 || offset + bytes > memory.byteSize()) {
+            return;                 // not shared memory, or the access itself throws
+        }
+        long address = memory.address() + offset;
+        SharedShadow shadow = shadowOf(address);
+        if (shadow == null) {
+            return;
+        }
+        long at = address - shadow.memory.address();
+        int code = shadow.poisonAt(address, bytes);
+        session.trace(name(kt) + " loads " + shadow.name + " +0x" + Long.toHexString(at)
+            + (code == -1 ? "" : " (POISON)"));
+        if (code != -1) {
+            throw violation(FindingKind.POISON_READ, name(kt) + " read " + bytes + " bytes of " + shadow.name
+                + " at offset " + at + " (0x" + Long.toHexString(at) + "), which hold poison: "
+                + SharedShadow.describe(code, launch));
+        }
+    }
+
+    /** An accessor write: a scheduling point; the thread becomes the words' last writer. */
+    void store(KernelThread kt, MemorySegment memory, long offset, int bytes) {
+        kt.scheduler.yieldPoint(kt, "store");
+        if (!memory.isNative() || offset < 0 || offset + bytes > memory.byteSize()) {
+            return;
+        }
+        long address = memory.address() + offset;
+        SharedShadow shadow = shadowOf(address);
+        if (shadow != null) {
+            shadow.mark(address, bytes, SharedShadow.STORED, kt.rank);
+            session.trace(name(kt) + " stores " + shadow.name + " +0x"
+                + Long.toHexString(address - shadow.memory.address()));
+        }
+    }
+
+    /** Poisons {@code range} and marks it in its shadow, if it is shared memory. */
+    private void poison(MemorySegment range, int kind, int rank) {
+        SharedShadow.poison(range);
+        if (range.isNative()) {
+            SharedShadow shadow = shadowOf(range.address());
+            if (shadow != null) {
+                shadow.mark(range.address(), range.byteSize(), kind, rank);
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Scheduling points (Interleaver)
+
+    @Override
+    public void operation(String op) {
+        KernelThread kt = current();
+        kt.scheduler.yieldPoint(kt, op);
+    }
+
+    @Override
+    public CopyService copies(CopyService configured) {
+        return this;
+    }
+
+    @Override
+    public void stageCopy(Object ring, int stage, long round, MemorySegment dst) {
+        stageDestinations.computeIfAbsent(new StageRound(ring, stage, round), k -> new ArrayList<>()).add(dst);
+    }
+
+    @Override
+    public void stageFreed(Object ring, int stage, long round) {
+        List<MemorySegment> freed = stageDestinations.remove(new StageRound(ring, stage, round));
+        if (freed != null) {
+            KernelThread kt = current();
+            for (MemorySegment dst : freed) {
+                poison(dst, SharedShadow.RELEASED, kt.rank);
+            }
+            session.trace(name(kt) + " releases stage " + stage + " for every consumer: " + freed.size()
+                + " destination(s) poisoned");
+        }
+    }
+
+    private static KernelThread current() {
+        return KernelContext.current("a pipeline operation").thread();
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Deferred copies (CopyService)
+
+    /** A copy issued and not landed: memory ({@code src}), a file ({@code channel}), or a primitive's. */
+    static final class PendingCopy {
+        final MemorySegment dst;
+        final MemorySegment src;
+        final FileChannel channel;
+        final long position;
+        final long zfill;
+        final CopyLanding landing;
+        final KernelThread issuer;
+        boolean landed;
+
+        PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
+                    CopyLanding landing, KernelThread issuer) {
+            this.dst = dst;
+            this.src = src;
+            this.channel = channel;
+            this.position = position;
+            this.zfill = zfill;
+            this.landing = landing;
+            this.issuer = issuer;
+        }
+    }
+
+    @Override
+    public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
+                                             CopyLanding landing, boolean onIssuer) {
+        return defer(dst, src, null, 0, target, landing);
+    }
+
+    @Override
+    public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
+                                             PhaseBarrier target, CopyLanding landing) {
+        return defer(dst, null, channel, position, target, landing);
+    }
+
+    private AsyncContractFulfillment defer(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
+                                           PhaseBarrier target, CopyLanding landing) {
+        KernelThread kt = current();
+        target.tieCopy();
+        landing.copyHandedOff();
+        issue(new PendingCopy(dst, src, channel, position, 0, landing, kt));
+        return AsyncContractFulfillment.ASYNC;
+    }
+
+    /** A thread's primitives' copies that joined batch {@code actual} of its warp's sequence. */
+    record CommittedCopies(long actual, List<PendingCopy> copies) {
+    }
+
+    /** {@code __pipeline_memcpy_async}: deferred, landed by the scheduler or by the wait that covers it. */
+    void primitiveCopy(KernelThread kt, MemorySegment dst, MemorySegment src, long zfill) {
+        PendingCopy copy = new PendingCopy(dst, src, null, 0, zfill, null, kt);
+        if (kt.openBatch == null) {
+            kt.openBatch = new ArrayList<>();
+        }
+        kt.openBatch.add(copy);
+        issue(copy);
+    }
+
+    /** {@code __pipeline_commit}: the thread's open copies joined batch {@code actual}. */
+    void primitiveCommit(KernelThread kt, long actual) {
+        if (kt.openBatch != null && !kt.openBatch.isEmpty()) {
+            if (kt.committedCopies == null) {
+                kt.committedCopies = new java.util.ArrayDeque<>();
+            }
+            kt.committedCopies.add(new CommittedCopies(actual, kt.openBatch));
+            kt.openBatch = null;
+        }
+    }
+
+    /**
+     * {@code __pipeline_wait_prior}: every batch up to {@code target} is complete. A scheduling point first, where
+     * the copies may land in any order; then the thread's own copies in covered batches land now (other lanes'
+     * copies are theirs to wait for, as in CUDA).
+     */
+    void primitiveWait(KernelThread kt, long target) {
+        kt.scheduler.yieldPoint(kt, "__pipeline_wait_prior");
+        while (kt.committedCopies != null && !kt.committedCopies.isEmpty()
+            && kt.committedCopies.peekFirst().actual() <= target) {
+            for (PendingCopy copy : kt.committedCopies.pollFirst().copies()) {
+                landNow(copy);
+            }
+        }
+    }
+
+    private void issue(PendingCopy copy) {
+        KernelThread kt = copy.issuer;
+        poison(copy.dst, SharedShadow.PENDING, kt.rank);
+        pending.add(copy);
+        session.trace(name(kt) + " issues a copy of " + copy.dst.byteSize() + " bytes" + where(copy.dst));
+        kt.scheduler.yieldPoint(kt, "memcpy_async");
+    }
+
+    int pendingCopies() {
+        return pending.size();
+    }
+
+    /** Lands pending copy {@code index} (the scheduler's choice, under its lock). */
+    void land(int index) {
+        land(pending.remove(index));
+    }
+
+    /** Lands {@code copy} now, unless it has landed: a wait that covers it needs it. */
+    void landNow(PendingCopy copy) {
+        if (!copy.landed) {
+            pending.remove(copy);
+            land(copy);
+        }
+    }
+
+    private void land(PendingCopy copy) {
+        copy.landed = true;
+        Throwable failure = null;
+        try {
+            long data = copy.dst.byteSize() - copy.zfill;
+            if (copy.channel == null) {
+                MemorySegment.copy(copy.src, 0, copy.dst, 0, data);
+            } else {
+                read(copy);
+            }
+            copy.dst.asSlice(data).fill((byte) 0);
+        } catch (RuntimeException | IOException e) {
+            failure = e;
+        }
+        if (copy.dst.isNative()) {
+            SharedShadow shadow = shadowOf(copy.dst.address());
+            if (shadow != null) {
+                shadow.mark(copy.dst.address(), copy.dst.byteSize(), SharedShadow.LANDED, copy.issuer.rank);
+            }
+        }
+        session.trace("the copy of " + copy.dst.byteSize() + " bytes" + where(copy.dst) + " issued by "
+            + name(copy.issuer) + " lands" + (failure == null ? "" : " (failed: " + failure + ")"));
+        if (copy.landing != null) {
+            copy.landing.copyLanded(failure);
+        }
+    }
+
+    private static void read(PendingCopy copy) throws IOException {
+        ByteBuffer target = copy.dst.asByteBuffer();
+        while (target.hasRemaining()) {
+            if (copy.channel.read(target, copy.position + target.position()) < 0) {
+                throw new EOFException("file ends before byte " + (copy.position + target.position()) + " (reading "
+                    + copy.dst.byteSize() + " bytes from position " + copy.position + ")");
+            }
+        }
+    }
+
+    private String where(MemorySegment dst) {
+        SharedShadow shadow = dst.isNative() ? shadowOf(dst.address()) : null;
+        return shadow == null ? "" : " to " + shadow.name + " +0x"
+            + Long.toHexString(dst.address() - shadow.memory.address());
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Findings
+
+    /** Records a finding raised in a kernel thread, and returns the exception that fails it. */
+    CheckViolation violation(FindingKind kind, String message) {
+        session.report(kind, message);
+        return new CheckViolation(kind, message);
+    }
+
+    /** Records a finding that no kernel thread can throw (a hang, a thread that left a barrier): fails the launch. */
+    void fail(FindingKind kind, String message) {
+        session.report(kind, message);
+        launch.fail(message, new CheckViolation(kind, message));
+    }
+
+    /** The first frame outside the runtime: where the kernel called a sync. */
+    static String callSite() {
+        return StackWalker.getInstance().walk(frames -> frames
+            .filter(f -> !RUNTIME.contains(f.getClassName()) && !f.getClassName().startsWith("dev.jpipeline.internal"))
+            .findFirst()
+            .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName()
+                + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
+            .orElse("?"));
+    }
+
+    String name(KernelThread kt) {
+        return "thread " + launch.threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx;
+    }
+}

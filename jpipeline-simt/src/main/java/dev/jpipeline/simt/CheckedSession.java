@@ -1,0 +1,99 @@
+package dev.jpipeline.simt;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * One run under one {@link Schedule}: the seeded source of every scheduling decision of the run's kernel launches,
+ * the virtual clock of their timed waits, the trace of recent decisions and accesses, and the first finding.
+ *
+ * <pre>
+ * Confinement: a checked launch runs one CUDA thread at a time (BlockScheduler's turn, one resident block), and
+ * the turn passes under the scheduler's lock, so every call here is ordered by those hand-offs: plain fields.
+ * The launching thread reads the finding after the launch returned (launch's happens-before).
+ * Decisions: choose(n) with n >= 2 candidates counts one decision; the first schedule.randomizedDecisions() of
+ * them draw from the seed, the rest take candidate 0 (the oldest ready thread: round-robin).
+ * </pre>
+ */
+final class CheckedSession {
+
+    /** Trace steps kept: the decisive interleaving is usually in the last few. */
+    static final int TRACE_DEPTH = 24;
+
+    final Schedule schedule;
+    private final SplittableRandom random;
+    private long decisions;
+    /** Virtual nanoTime of timed waits: moves only when nothing else can run (BlockScheduler). */
+    private long clock = 1L << 40;
+    private final String[] trace = new String[TRACE_DEPTH];
+    private long traced;
+    private FindingKind findingKind;
+    private String findingMessage;
+    private List<String> findingTrace;
+
+    CheckedSession(Schedule schedule) {
+        this.schedule = schedule;
+        this.random = new SplittableRandom(schedule.seed());
+    }
+
+    /** One decision among {@code n >= 2} candidates: an index in {@code 0..n-1}. */
+    int choose(int n) {
+        return ++decisions <= schedule.randomizedDecisions() ? random.nextInt(n) : 0;
+    }
+
+    long decisions() {
+        return decisions;
+    }
+
+    long nanoTime() {
+        return clock;
+    }
+
+    /** Time passes (nothing else could run): the clock moves to {@code to}, if later. */
+    void advanceTo(long to) {
+        if (to - clock > 0) {
+            clock = to;
+        }
+    }
+
+    /** A step of the interleaving, for the finding's trace. */
+    void trace(String step) {
+        trace[(int) (traced++ % TRACE_DEPTH)] = "#" + decisions + " " + step;
+    }
+
+    /** Records the run's first finding; later ones are consequences. Returns whether this one was first. */
+    boolean report(FindingKind kind, String message) {
+        if (findingKind != null) {
+            return false;
+        }
+        findingKind = kind;
+        findingMessage = message;
+        findingTrace = traceSteps();
+        return true;
+    }
+
+    boolean hasFinding() {
+        return findingKind != null;
+    }
+
+    FindingKind findingKind() {
+        return findingKind;
+    }
+
+    String findingMessage() {
+        return findingMessage;
+    }
+
+    List<String> findingTrace() {
+        return findingTrace == null ? traceSteps() : findingTrace;
+    }
+
+    private List<String> traceSteps() {
+        List<String> steps = new ArrayList<>(TRACE_DEPTH);
+        for (long i = Math.max(0, traced - TRACE_DEPTH); i < traced; i++) {
+            steps.add(trace[(int) (i % TRACE_DEPTH)]);
+        }
+        return steps;
+    }
+}
