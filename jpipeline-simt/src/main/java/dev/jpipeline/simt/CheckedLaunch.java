@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
+import java.security.CodeSource;
 
 /**
  * One kernel launch under checked execution: the scheduling points of its threads, its deferred copies, its
@@ -34,9 +35,10 @@ import java.util.Set;
  */
 final class CheckedLaunch implements Interleaver, CopyService {
 
-    /** Runtime classes skipped when naming a call site. */
-    private static final Set<String> RUNTIME = Set.of(SyncSite.class.getName(), KernelContext.class.getName(),
-        SubGroup.class.getName(), ThreadBlock.class.getName(), CheckedLaunch.class.getName());
+    /** Where the runtime's classes come from (this module's and the core's): skipped when naming a call site. */
+    private static final Set<CodeSource> RUNTIME = Set.of(CheckedLaunch.class.getProtectionDomain().getCodeSource(),
+        Interleaver.class.getProtectionDomain().getCodeSource());
+    private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
 
     final CheckedSession session;
     private final Launch launch;
@@ -337,8 +339,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     /** The first frame outside the runtime: where the kernel called a sync. */
     static String callSite() {
-        return StackWalker.getInstance().walk(frames -> frames
-            .filter(f -> !RUNTIME.contains(f.getClassName()) && !f.getClassName().startsWith("dev.jpipeline.internal"))
+        return WALKER.walk(frames -> frames
+            .filter(f -> !RUNTIME.contains(f.getDeclaringClass().getProtectionDomain().getCodeSource()))
             .findFirst()
             .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName()
                 + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
