@@ -177,7 +177,7 @@ final class BlockScheduler implements HangDetector.Participant {
             ready[(readyHead + readyCount++) % ready.length] = kt;
             next = passTurn();
             if (next != kt) {
-                checked.session.trace(checked.name(kt) + " at " + what + " -> " + checked.name(next));
+                checked.session.trace(kt, " at ", what, " -> ", next);
             }
         }
         if (next != kt) {
@@ -330,7 +330,7 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         if (earliest != null && !launch.aborted()) {
             checked.session.advanceTo(earliest.deadline);
-            checked.session.trace(checked.name(earliest) + " times out");
+            checked.session.trace(earliest, " times out");
             earliest.deadline = Deadlines.NO_DEADLINE;
             earliest.state = KernelThread.READY;
             ready[(readyHead + readyCount++) % ready.length] = earliest;

@@ -96,8 +96,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         }
         long at = address - shadow.memory.address();
         int code = shadow.poisonAt(address, bytes);
-        session.trace(name(kt) + " loads " + shadow.name + " +0x" + Long.toHexString(at)
-            + (code == -1 ? "" : " (POISON)"));
+        session.trace(kt, " loads ", shadow.name, " +", at, code == -1 ? "" : " (POISON)");
         if (code != -1) {
             throw violation(FindingKind.POISON_READ, name(kt) + " read " + bytes + " bytes of " + shadow.name
                 + " at offset " + at + " (0x" + Long.toHexString(at) + "), which hold poison: "
@@ -115,8 +114,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         SharedShadow shadow = shadowOf(address);
         if (shadow != null) {
             shadow.mark(address, bytes, SharedShadow.STORED, kt.rank);
-            session.trace(name(kt) + " stores " + shadow.name + " +0x"
-                + Long.toHexString(address - shadow.memory.address()));
+            session.trace(kt, " stores ", shadow.name, " +", address - shadow.memory.address());
         }
     }
 
@@ -158,8 +156,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
             for (MemorySegment dst : freed) {
                 poison(dst, SharedShadow.RELEASED, kt.rank);
             }
-            session.trace(name(kt) + " releases stage " + stage + " for every consumer: " + freed.size()
-                + " destination(s) poisoned");
+            session.trace(kt, " releases stage ", stage, " for every consumer: ", freed.size(),
+                " destination(s) poisoned");
         }
     }
 
@@ -179,6 +177,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
         final long zfill;
         final CopyLanding landing;
         final KernelThread issuer;
+        /** The shared memory it writes and the offset there, for traces; null when not shared memory. */
+        SharedShadow into;
+        long offset;
         boolean landed;
 
         PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
@@ -190,6 +191,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
             this.zfill = zfill;
             this.landing = landing;
             this.issuer = issuer;
+        }
+
+        @Override
+        public String toString() {
+            return "a copy of " + dst.byteSize() + " bytes" + (into == null ? "" : " to " + into.name + " +" + offset)
+                + " (issued by " + issuer + ")";
         }
     }
 
@@ -257,8 +264,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
     private void issue(PendingCopy copy) {
         KernelThread kt = copy.issuer;
         poison(copy.dst, SharedShadow.PENDING, kt.rank);
+        copy.into = copy.dst.isNative() ? shadowOf(copy.dst.address()) : null;
+        copy.offset = copy.into == null ? 0 : copy.dst.address() - copy.into.memory.address();
         pending.add(copy);
-        session.trace(name(kt) + " issues a copy of " + copy.dst.byteSize() + " bytes" + where(copy.dst));
+        session.trace(kt, " issues ", copy);
         kt.scheduler.yieldPoint(kt, "memcpy_async");
     }
 
@@ -299,8 +308,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
                 shadow.mark(copy.dst.address(), copy.dst.byteSize(), SharedShadow.LANDED, copy.issuer.rank);
             }
         }
-        session.trace("the copy of " + copy.dst.byteSize() + " bytes" + where(copy.dst) + " issued by "
-            + name(copy.issuer) + " lands" + (failure == null ? "" : " (failed: " + failure + ")"));
+        session.trace(copy, " lands", failure == null ? "" : " (failed: " + failure + ")");
         if (copy.landing != null) {
             copy.landing.copyLanded(failure);
         }
@@ -314,12 +322,6 @@ final class CheckedLaunch implements Interleaver, CopyService {
                     + copy.dst.byteSize() + " bytes from position " + copy.position + ")");
             }
         }
-    }
-
-    private String where(MemorySegment dst) {
-        SharedShadow shadow = dst.isNative() ? shadowOf(dst.address()) : null;
-        return shadow == null ? "" : " to " + shadow.name + " +0x"
-            + Long.toHexString(dst.address() - shadow.memory.address());
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -347,7 +349,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
             .orElse("?"));
     }
 
-    String name(KernelThread kt) {
-        return "thread " + launch.threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx;
+    static String name(KernelThread kt) {
+        return kt.toString();
     }
 }

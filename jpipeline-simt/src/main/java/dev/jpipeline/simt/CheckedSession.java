@@ -26,7 +26,8 @@ final class CheckedSession {
     private long decisions;
     /** Virtual nanoTime of timed waits: moves only when nothing else can run (BlockScheduler). */
     private long clock = 1L << 40;
-    private final String[] trace = new String[TRACE_DEPTH];
+    /** The last steps: each the decision count then the parts of its text, formatted only for a finding. */
+    private final Object[][] trace = new Object[TRACE_DEPTH][];
     private long traced;
     private FindingKind findingKind;
     private String findingMessage;
@@ -57,9 +58,12 @@ final class CheckedSession {
         }
     }
 
-    /** A step of the interleaving, for the finding's trace. */
-    void trace(String step) {
-        trace[(int) (traced++ % TRACE_DEPTH)] = "#" + decisions + " " + step;
+    /** A step of the interleaving, for the finding's trace: its parts, joined by their string forms. */
+    void trace(Object... parts) {
+        Object[] step = new Object[parts.length + 1];
+        step[0] = decisions;
+        System.arraycopy(parts, 0, step, 1, parts.length);
+        trace[(int) (traced++ % TRACE_DEPTH)] = step;
     }
 
     /** Records the run's first finding; later ones are consequences. Returns whether this one was first. */
@@ -92,7 +96,12 @@ final class CheckedSession {
     private List<String> traceSteps() {
         List<String> steps = new ArrayList<>(TRACE_DEPTH);
         for (long i = Math.max(0, traced - TRACE_DEPTH); i < traced; i++) {
-            steps.add(trace[(int) (i % TRACE_DEPTH)]);
+            Object[] step = trace[(int) (i % TRACE_DEPTH)];
+            StringBuilder b = new StringBuilder("#").append(step[0]).append(' ');
+            for (int p = 1; p < step.length; p++) {
+                b.append(step[p]);
+            }
+            steps.add(b.toString());
         }
         return steps;
     }

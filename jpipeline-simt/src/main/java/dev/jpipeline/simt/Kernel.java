@@ -21,6 +21,9 @@ import java.util.Objects;
  * on one Java thread, one after another: {@code Thread.currentThread()} and {@code ThreadLocal}s do not tell CUDA
  * threads apart (use {@link KernelContext}).
  *
+ * <p>Inside {@link CheckedExecution#replay} or {@link CheckedExecution#explore}, a launch runs checked: one thread
+ * at a time under a seeded, replayable schedule, with late copies, poisoned shared memory and sync checks.
+ *
  * <p>Kinder than CUDA: a thread that throws fails the launch with {@link KernelFailure} naming its thread and
  * block; a launch whose live threads are all blocked in jpipeline waits (pipelines, barriers,
  * {@code __syncthreads}, {@code __syncwarp}) with no copy in flight, for {@link #hangPatienceMillis()}, fails

@@ -216,7 +216,8 @@ public final class KernelContext {
      *         aligned to 16 bytes, accessible from any thread; {@link MemorySegment#NULL} (zero bytes) when the
      *         launch asked for none. Do not rely on its initial contents (CUDA leaves shared memory
      *         uninitialized; as on a GPU's multiprocessor, a block may find what an earlier block of the launch
-     *         left there). It is freed when the launch's last block finishes: an access after that throws
+     *         left there; under {@link CheckedExecution} it starts poisoned). It is freed when the launch's last
+     *         block finishes: an access after that throws
      *         {@link IllegalStateException}, so do not let it escape the kernel
      */
     public MemorySegment dynamicShared() {

@@ -75,6 +75,12 @@ final class KernelThread implements LogicalThread {
         return site == null ? null : WaitSite.describe(site);
     }
 
+    /** As findings name it: {@code thread (x, y, z) of block (x, y, z)}. */
+    @Override
+    public String toString() {
+        return "thread " + scheduler.launch.threadIndex(rank) + " of block " + scheduler.block.blockIdx;
+    }
+
     @Override
     public String name() {
         return "block " + scheduler.block.blockIdx + " thread " + scheduler.launch.threadIndex(rank);

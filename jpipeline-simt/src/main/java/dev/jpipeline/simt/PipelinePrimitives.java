@@ -13,7 +13,8 @@ import java.util.Objects;
  *
  * <p>The copies are 4, 8 or 16 bytes: far below any hand-off's cost, so they land before
  * {@code pipelineMemcpyAsync} returns (as on pre-SM80 GPUs); the waits still account for the batches they
- * cover. Visibility to other threads needs {@code __syncthreads} / {@code __syncwarp} after the wait, as in
+ * cover. Under {@link CheckedExecution} they land late instead, at a seeded point no later than the
+ * {@link #pipelineWaitPrior} that covers their batch, and their destinations hold poison until then. Visibility to other threads needs {@code __syncthreads} / {@code __syncwarp} after the wait, as in
  * CUDA.
  *
  * <p>Every method throws {@link IllegalStateException} when called from a thread that is not a kernel thread

@@ -87,7 +87,7 @@ final class SyncCheck {
                 }
             }
         }
-        checked.session.trace(who + " arrives at " + what + " (" + arrived + " of " + parties + " waiting)");
+        checked.session.trace(kt, " arrives at ", what, " (", arrived, " of ", parties, " waiting)");
     }
 
     /** {@code kt} has exited: a finding when it is a member and others wait in the current phase. */
