@@ -14,7 +14,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
-import java.security.CodeSource;
 
 /**
  * One kernel launch under checked execution: the scheduling points of its threads, its deferred copies, its
@@ -35,10 +34,14 @@ import java.security.CodeSource;
  */
 final class CheckedLaunch implements Interleaver, CopyService {
 
-    /** Where the runtime's classes come from (this module's and the core's): skipped when naming a call site. */
-    private static final Set<CodeSource> RUNTIME = Set.of(CheckedLaunch.class.getProtectionDomain().getCodeSource(),
-        Interleaver.class.getProtectionDomain().getCodeSource());
-    private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+    /**
+     * The runtime's classes between a kernel's call and the check, skipped when naming a call site (with the core's
+     * packages and the JDK's). By name, not by code source: a shaded jar holds the kernels and the runtime alike.
+     */
+    private static final Set<String> RUNTIME = Set.of(CheckedLaunch.class.getName(), SyncCheck.class.getName(),
+        SyncSite.class.getName(), KernelContext.class.getName(), SubGroup.class.getName(),
+        ThreadBlock.class.getName(), BlockScheduler.class.getName(), WarpState.class.getName(),
+        BlockState.class.getName(), PipelinePrimitives.class.getName());
 
     final CheckedSession session;
     private final Launch launch;
@@ -341,12 +344,20 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     /** The first frame outside the runtime: where the kernel called a sync. */
     static String callSite() {
-        return WALKER.walk(frames -> frames
-            .filter(f -> !RUNTIME.contains(f.getDeclaringClass().getProtectionDomain().getCodeSource()))
+        return StackWalker.getInstance().walk(frames -> frames
+            .filter(f -> !isRuntime(f.getClassName()))
             .findFirst()
             .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName()
                 + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
             .orElse("?"));
+    }
+
+    private static boolean isRuntime(String className) {
+        String core = "dev.jpipeline.";
+        boolean isCore = className.startsWith(core) && (className.indexOf('.', core.length()) < 0
+            || className.startsWith("internal.", core.length()) || className.startsWith("copy.", core.length())
+            || className.startsWith("trace.", core.length()));
+        return isCore || RUNTIME.contains(className) || className.startsWith("java.") || className.startsWith("jdk.");
     }
 
     static String name(KernelThread kt) {
