@@ -122,7 +122,7 @@ final class BlockScheduler implements HangDetector.Participant {
             }
             kt.state = KernelThread.BLOCKED;
             if (checked != null) {
-                kt.deadline = deadline;         // virtual: the scheduler wakes it when time passes
+                checked.deadlines[kt.rank] = deadline;     // virtual: the scheduler wakes it when time passes
                 deadline = Deadlines.NO_DEADLINE;
             }
             next = passTurn();
@@ -323,15 +323,16 @@ final class BlockScheduler implements HangDetector.Participant {
         KernelThread earliest = null;
         for (int r = 0; r < nextRank; r++) {
             KernelThread kt = threads[r];
-            if (kt != null && kt.state == KernelThread.BLOCKED && kt.deadline != Deadlines.NO_DEADLINE
-                && (earliest == null || kt.deadline - earliest.deadline < 0)) {
+            long deadline = checked.deadlines[r];
+            if (kt != null && kt.state == KernelThread.BLOCKED && deadline != Deadlines.NO_DEADLINE
+                && (earliest == null || deadline - checked.deadlines[earliest.rank] < 0)) {
                 earliest = kt;
             }
         }
         if (earliest != null && !launch.aborted()) {
-            checked.session.advanceTo(earliest.deadline);
+            checked.session.advanceTo(checked.deadlines[earliest.rank]);
             checked.session.trace(earliest, " times out");
-            earliest.deadline = Deadlines.NO_DEADLINE;
+            checked.deadlines[earliest.rank] = Deadlines.NO_DEADLINE;
             earliest.state = KernelThread.READY;
             ready[(readyHead + readyCount++) % ready.length] = earliest;
             return true;
@@ -343,7 +344,7 @@ final class BlockScheduler implements HangDetector.Participant {
         for (int r = 0; r < nextRank; r++) {
             KernelThread kt = threads[r];
             if (kt != null && kt.state == KernelThread.BLOCKED) {
-                kt.deadline = Deadlines.NO_DEADLINE;
+                checked.deadlines[kt.rank] = Deadlines.NO_DEADLINE;
                 kt.state = KernelThread.READY;
                 ready[(readyHead + readyCount++) % ready.length] = kt;
                 any = true;

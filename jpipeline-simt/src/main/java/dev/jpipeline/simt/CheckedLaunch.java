@@ -3,6 +3,7 @@ package dev.jpipeline.simt;
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.io.EOFException;
@@ -10,7 +11,9 @@ import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Set;
@@ -49,6 +52,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
     private final List<SharedShadow> shadows = new ArrayList<>();
     /** Copies issued and not landed, oldest first. */
     private final List<PendingCopy> pending = new ArrayList<>();
+    /** The current block's threads' deadlines, by rank: of the timed wait each is blocked in (virtual clock). */
+    long[] deadlines;
+    /** The current block's threads' primitives' copies not committed yet, by rank (lazily made). */
+    private List<PendingCopy>[] openBatches;
+    /** The current block's threads' primitives' committed batches with copies, oldest first, by rank. */
+    private ArrayDeque<CommittedCopies>[] committedCopies;
     /** Destinations of the copies into each (ring, stage, round), for poisoning at its release. */
     private final HashMap<StageRound, List<MemorySegment>> stageDestinations = new HashMap<>();
 
@@ -64,7 +73,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
     // Blocks and shared memory
 
     /** A block starts: its shared memory is poisoned, and the last block's is no longer watched. */
+    @SuppressWarnings("unchecked")
     void blockStarts(BlockState block) {
+        deadlines = new long[block.size];
+        Arrays.fill(deadlines, Deadlines.NO_DEADLINE);
+        openBatches = new List[block.size];
+        committedCopies = new ArrayDeque[block.size];
         shadows.clear();
         stageDestinations.clear();
         if (block.dynamicShared.byteSize() > 0) {
@@ -231,21 +245,22 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** {@code __pipeline_memcpy_async}: deferred, landed by the scheduler or by the wait that covers it. */
     void primitiveCopy(KernelThread kt, MemorySegment dst, MemorySegment src, long zfill) {
         PendingCopy copy = new PendingCopy(dst, src, null, 0, zfill, null, kt);
-        if (kt.openBatch == null) {
-            kt.openBatch = new ArrayList<>();
+        if (openBatches[kt.rank] == null) {
+            openBatches[kt.rank] = new ArrayList<>();
         }
-        kt.openBatch.add(copy);
+        openBatches[kt.rank].add(copy);
         issue(copy);
     }
 
     /** {@code __pipeline_commit}: the thread's open copies joined batch {@code actual}. */
     void primitiveCommit(KernelThread kt, long actual) {
-        if (kt.openBatch != null && !kt.openBatch.isEmpty()) {
-            if (kt.committedCopies == null) {
-                kt.committedCopies = new java.util.ArrayDeque<>();
+        List<PendingCopy> open = openBatches[kt.rank];
+        if (open != null) {
+            if (committedCopies[kt.rank] == null) {
+                committedCopies[kt.rank] = new ArrayDeque<>();
             }
-            kt.committedCopies.add(new CommittedCopies(actual, kt.openBatch));
-            kt.openBatch = null;
+            committedCopies[kt.rank].add(new CommittedCopies(actual, open));
+            openBatches[kt.rank] = null;
         }
     }
 
@@ -256,9 +271,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
      */
     void primitiveWait(KernelThread kt, long target) {
         kt.scheduler.yieldPoint(kt, "__pipeline_wait_prior");
-        while (kt.committedCopies != null && !kt.committedCopies.isEmpty()
-            && kt.committedCopies.peekFirst().actual() <= target) {
-            for (PendingCopy copy : kt.committedCopies.pollFirst().copies()) {
+        ArrayDeque<CommittedCopies> committed = committedCopies[kt.rank];
+        while (committed != null && !committed.isEmpty() && committed.peekFirst().actual() <= target) {
+            for (PendingCopy copy : committed.pollFirst().copies()) {
                 landNow(copy);
             }
         }

@@ -1,10 +1,7 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.WaitSite;
-import java.util.ArrayDeque;
-import java.util.List;
 
 /**
  * One CUDA thread of a launch: its place in its block's scheduler, what it waits in (for its block's hang report),
@@ -28,12 +25,6 @@ final class KernelThread implements LogicalThread {
     final int rank;
     /** The launch's checked execution, or null: read on every accessor and sync. */
     final CheckedLaunch checked;
-    /** Under checked execution, the deadline of the timed wait it is blocked in (virtual clock). Guarded by the lock. */
-    long deadline = Deadlines.NO_DEADLINE;
-    /** Under checked execution, its primitives' copies not committed yet (lazily made). Confined to it. */
-    List<CheckedLaunch.PendingCopy> openBatch;
-    /** Under checked execution, its primitives' committed batches with copies, oldest first. Confined to it. */
-    ArrayDeque<CheckedLaunch.CommittedCopies> committedCopies;
     /** The strand that runs it: set when it first takes the turn, before its body runs. */
     volatile Strand strand;
     /** Guarded by the scheduler's lock. */
