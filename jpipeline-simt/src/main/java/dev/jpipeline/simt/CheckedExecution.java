@@ -96,8 +96,8 @@ public final class CheckedExecution {
     /**
      * Runs {@code run} under {@code schedules} seeded schedules (seeds {@code firstSeed}, {@code firstSeed + 1},
      * ...), stopping at the first that finds a bug or gives a result other than the first schedule's
-     * ({@code Objects.equals}); then shrinks the finding's schedule (the fewest seeded decisions that still show
-     * the same kind of finding) where a few replays find one.
+     * ({@code Objects.deepEquals}, so arrays compare by content); then shrinks the finding's schedule (the fewest
+     * seeded decisions that still show the same kind of finding) where a few replays find one.
      *
      * @param <R>       the run's result type
      * @param schedules how many schedules to run, at least 1
@@ -141,7 +141,7 @@ public final class CheckedExecution {
                 first = outcome.result();
             }
             Finding finding = outcome.finding();
-            if (finding == null && !Objects.equals(first, outcome.result())) {
+            if (finding == null && !Objects.deepEquals(first, outcome.result())) {
                 finding = new Finding(FindingKind.RESULT_DIFFERS, schedule, "schedule " + schedule + " gave "
                     + outcome.result() + ", the first schedule (" + firstSeed + ") gave " + first, List.of(),
                     replayLine.apply(schedule));
@@ -182,7 +182,7 @@ public final class CheckedExecution {
                                             Function<Schedule, String> replayLine, Supplier<R> run) {
         Outcome<R> outcome = replay(schedule, replayLine, run);
         if (kind == FindingKind.RESULT_DIFFERS) {
-            return outcome.finding() == null && !Objects.equals(first, outcome.result())
+            return outcome.finding() == null && !Objects.deepEquals(first, outcome.result())
                 ? new Finding(kind, schedule, "schedule " + schedule + " gave " + outcome.result()
                     + ", the first schedule gave " + first, List.of(), replayLine.apply(schedule))
                 : null;

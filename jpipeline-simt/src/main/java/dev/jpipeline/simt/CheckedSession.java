@@ -22,6 +22,8 @@ final class CheckedSession {
     static final int TRACE_DEPTH = 24;
 
     final Schedule schedule;
+    /** The thread that runs the schedule: the only one whose launches it may check. */
+    final Thread owner = Thread.currentThread();
     private final SplittableRandom random;
     private long decisions;
     /** Virtual nanoTime of timed waits: moves only when nothing else can run (BlockScheduler). */

@@ -22,7 +22,7 @@ public record Exploration<R>(int schedulesRun, R firstResult, Finding finding, l
     }
 
     /**
-     * Whether the results of the schedules run were all equal ({@code Objects.equals}): false only when a schedule
+     * Whether the results of the schedules run were all equal ({@code Objects.deepEquals}): false only when a schedule
      * gave another result than the first ({@link FindingKind#RESULT_DIFFERS}).
      *
      * @return whether no schedule's result differed from the first

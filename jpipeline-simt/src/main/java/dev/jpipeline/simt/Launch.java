@@ -73,6 +73,11 @@ final class Launch {
             this::progress);
         this.blocksLeft = new AtomicInteger(blocks);
         CheckedSession session = CheckedExecution.SESSION.isBound() ? CheckedExecution.SESSION.get() : null;
+        if (session != null && session.owner != Thread.currentThread()) {
+            throw new IllegalStateException("a checked run's launches must be made by the thread that runs it ("
+                + session.owner.getName() + "), not by " + Thread.currentThread().getName() + ": one schedule "
+                + "orders one launch at a time");
+        }
         if (session != null && cooperative) {
             throw new UnsupportedOperationException("checked execution runs the blocks of a launch one after another: "
                 + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");

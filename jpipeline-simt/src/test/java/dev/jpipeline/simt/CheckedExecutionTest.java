@@ -3,6 +3,7 @@ package dev.jpipeline.simt;
 import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -327,6 +328,30 @@ class CheckedExecutionTest {
         IllegalArgumentException bad = assertThrows(IllegalArgumentException.class, () -> Schedule.parse("x/1"));
         assertTrue(bad.getMessage().contains("'x/1'"), bad.getMessage());
         assertThrows(IllegalArgumentException.class, () -> CheckedExecution.explore(0, 1, () -> 0));
+    }
+
+    @Test
+    void arrayResultsCompareByContent() {
+        Exploration<float[]> e = CheckedExecution.explore(20, 1, () -> mirror(true, false));
+        assertNull(e.finding(), () -> e.finding().report());
+    }
+
+    @Test
+    void onlyTheRunsOwnThreadLaunchesChecked() throws Exception {
+        // a fork that inherits the run's binding (StructuredTaskScope) must not launch under the same schedule
+        CheckedSession session = new CheckedSession(Schedule.of(1));
+        Throwable[] thrown = new Throwable[1];
+        Thread fork = Thread.ofPlatform().start(() -> {
+            try {
+                ScopedValue.where(CheckedExecution.SESSION, session)
+                    .run(() -> Kernel.launch(Dim3.of(1), Dim3.of(1), 0, ctx -> { }));
+            } catch (Throwable t) {
+                thrown[0] = t;
+            }
+        });
+        fork.join(10_000);
+        assertInstanceOf(IllegalStateException.class, thrown[0]);
+        assertTrue(thrown[0].getMessage().contains("must be made by the thread that runs it"), thrown[0].getMessage());
     }
 
     @Test
