@@ -173,8 +173,7 @@ final class BlockScheduler implements HangDetector.Participant {
             if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0) {
                 return;
             }
-            kt.state = KernelThread.READY;
-            ready[(readyHead + readyCount++) % ready.length] = kt;
+            enqueueReady(kt);
             next = passTurn();
             if (next != kt) {
                 checked.session.trace(kt, " at ", what, " -> ", next);
@@ -244,9 +243,14 @@ final class BlockScheduler implements HangDetector.Participant {
             holder = kt;
             return kt.strand.thread();
         }
+        enqueueReady(kt);
+        return null;
+    }
+
+    /** Under the lock: {@code kt} waits for the turn, behind the threads already ready. */
+    private void enqueueReady(KernelThread kt) {
         kt.state = KernelThread.READY;
         ready[(readyHead + readyCount++) % ready.length] = kt;
-        return null;
     }
 
     /**
@@ -266,7 +270,11 @@ final class BlockScheduler implements HangDetector.Participant {
             holder = null;
             return null;
         }
-        int choice = readyCount + (canStart ? 1 : 0) == 1 ? 0 : choose(canStart);
+        return giveTurn(readyCount + (canStart ? 1 : 0) == 1 ? 0 : choose(canStart));
+    }
+
+    /** Under the lock: the turn goes to ready thread {@code choice}, or to a new thread when it is readyCount. */
+    private KernelThread giveTurn(int choice) {
         KernelThread next;
         if (choice == readyCount) {
             next = new KernelThread(this, nextRank);
@@ -301,16 +309,7 @@ final class BlockScheduler implements HangDetector.Participant {
                 checked.land(choice - threadCandidates);        // may wake threads: they join the ready queue
                 continue;
             }
-            KernelThread next;
-            if (choice == readyCount) {
-                next = new KernelThread(this, nextRank);
-                threads[nextRank++] = next;
-            } else {
-                next = takeReady(choice);
-            }
-            next.state = KernelThread.RUNNING;
-            holder = next;
-            return next;
+            return giveTurn(choice);
         }
     }
 
@@ -333,8 +332,7 @@ final class BlockScheduler implements HangDetector.Participant {
             checked.session.advanceTo(checked.deadlines[earliest.rank]);
             checked.session.trace(earliest, " times out");
             checked.deadlines[earliest.rank] = Deadlines.NO_DEADLINE;
-            earliest.state = KernelThread.READY;
-            ready[(readyHead + readyCount++) % ready.length] = earliest;
+            enqueueReady(earliest);
             return true;
         }
         if (!launch.aborted()) {
@@ -345,8 +343,7 @@ final class BlockScheduler implements HangDetector.Participant {
             KernelThread kt = threads[r];
             if (kt != null && kt.state == KernelThread.BLOCKED) {
                 checked.deadlines[kt.rank] = Deadlines.NO_DEADLINE;
-                kt.state = KernelThread.READY;
-                ready[(readyHead + readyCount++) % ready.length] = kt;
+                enqueueReady(kt);
                 any = true;
             }
         }
