@@ -230,7 +230,7 @@ class CheckedModeTest {
                         throw new AssertionError(what + ": batch " + batch + " not ready after polling for "
                             + Teams.PATIENCE);
                     }
-                    Thread.onSpinWait();
+                    Thread.yield();         // the producers may need this core (a poll loop on 2 cores)
                 }
             }
             default -> pipe.consumerWait();
