@@ -148,7 +148,8 @@ class CheckedModeTest {
     }
 
     /**
-     * Many batches through a checked 1P/1C and a 2P/2C pipeline: every copy lands, nothing hangs, every byte is
+     * Many batches through a checked 1P/1C pipeline (platform threads) and a 2P/2C one (virtual threads): every copy
+     * lands, nothing hangs, every byte is
      * right. Producers fill a source per stage after acquiring it (the correct pattern: a held-back copy reads its
      * source when it lands), copy their slice in one or two pieces or write it directly (which a late poison of the
      * round before must never overwrite); consumers wait, wait with a time limit, or poll.
@@ -159,25 +160,29 @@ class CheckedModeTest {
         long seed = property.isBlank() ? System.nanoTime() : Long.parseLong(property.trim());
         System.out.println("CheckedModeTest seed " + seed + " (rerun: -Djpipeline.test.seed=" + seed + ")");
         List<String> failures = Collections.synchronizedList(new ArrayList<>());
-        stream(seed, 1, 1, 2_000, failures);
-        stream(seed ^ 0x5EED, 2, 2, 1_500, failures);
+        stream(seed, 1, 1, 2_000, false, failures);
+        stream(seed ^ 0x5EED, 2, 2, 1_500, true, failures);
         if (!failures.isEmpty()) {
             fail("seed " + seed + " (rerun: -Djpipeline.test.seed=" + seed + "):\n  "
                 + String.join("\n  ", failures.subList(0, Math.min(10, failures.size()))));
         }
     }
 
-    private static void stream(long seed, int producers, int consumers, int batches, List<String> failures) {
+    private static void stream(long seed, int producers, int consumers, int batches, boolean virtual,
+                               List<String> failures) {
         SplittableRandom config = new SplittableRandom(seed);
         int stages = 1 + config.nextInt(4);
         int slice = 1 + config.nextInt(200);
         int stageBytes = producers * slice;
-        String what = producers + "P/" + consumers + "C, " + stages + " stages, " + slice + "-byte slices";
+        String what = producers + "P/" + consumers + "C on " + (virtual ? "virtual" : "platform") + " threads, "
+            + stages + " stages, " + slice + "-byte slices";
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, stages).checked(seed).build();
         try (Arena arena = Arena.ofShared()) {
             MemorySegment ring = arena.allocate((long) stages * stageBytes);
             MemorySegment sources = arena.allocate((long) producers * stages * slice);
-            Teams.run(producers + consumers, g -> {
+            ThreadTeam team = virtual ? ThreadTeam.ofVirtual(producers + consumers)
+                : ThreadTeam.ofPlatform(producers + consumers);
+            team.run(Teams.LIMIT, g -> {
                 int rank = g.threadRank();
                 SplittableRandom random = new SplittableRandom(seed + 31L * rank);
                 try (Pipeline pipe = Pipeline.make(g, state, producers)) {
