@@ -40,6 +40,10 @@ import java.util.Objects;
  * A copy that fails (a file read error) completes its stage exceptionally: the consumers' wait throws
  * {@link StageFailedException} with the cause.
  *
+ * <p>In checked mode ({@link PipelineSharedState.Builder#checked(long)}, {@link CopyEngine#checked(long)}), a copy
+ * into a pipeline of any size is held back ({@link AsyncContractFulfillment#ASYNC}) and its destination holds a
+ * poison pattern until a wait for its stage needs it: a read that no wait covers reads poison every time.
+ *
  * <p>Memory consistency effects: the copy's writes happen-before actions of any thread after its wait for the
  * stage (or barrier phase) the copy belongs to.
  */

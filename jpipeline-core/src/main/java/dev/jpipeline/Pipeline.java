@@ -83,7 +83,8 @@ public final class Pipeline implements AutoCloseable {
 
     /**
      * A thread-scope pipeline whose asynchronous copies run on {@code engine} (no CUDA counterpart: the GPU has
-     * one copy engine).
+     * one copy engine). With a {@link CopyEngine#checked(long)} engine the pipeline is checked: its copies are held
+     * back until a wait needs them and their destinations hold a poison pattern until then, for tests.
      *
      * @param engine where the pipeline's asynchronous copies run
      * @return a new handle, owned by the calling thread

@@ -2,8 +2,10 @@ package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.MakeRendezvous;
 import dev.jpipeline.internal.PipelineSettings;
+import dev.jpipeline.internal.SeededInterleaver;
 import dev.jpipeline.trace.Tracer;
 import java.time.Duration;
 import java.util.Objects;
@@ -41,8 +43,9 @@ public final class PipelineSharedState {
     private PipelineSharedState(Builder b) {
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
+        Interleaver checked = b.checked ? new SeededInterleaver(b.checkedSeed, null) : copyEngine.interleaver();
         this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
-            b.hangPatienceNanos, b.copyPolicy, null);
+            b.hangPatienceNanos, b.copyPolicy, checked);
         this.rendezvous = new MakeRendezvous(settings);
     }
 
@@ -90,6 +93,8 @@ public final class PipelineSharedState {
         private CopyEngine copyEngine;
         private Tracer tracer;
         private CopyPolicy copyPolicy = CopyPolicy.AUTO;
+        private boolean checked;
+        private long checkedSeed;
 
         private Builder(ThreadScope scope, int stageCount) {
             this.scope = scope;
@@ -158,6 +163,41 @@ public final class PipelineSharedState {
         }
 
         /**
+         * Checked mode, for tests (no CUDA counterpart): pipelines made on this state hold their copies back and
+         * poison what holds no data, so that a missing wait, a read after release or a copy whose source changes
+         * too early fails every time instead of passing by luck. Slower; not for production.
+         * <ul>
+         *   <li>Every {@code memcpyAsync} into a stage, whatever its size and the {@link CopyPolicy}, only ties the
+         *       copy to the stage and fills its destination with the poison pattern: every 4-byte word
+         *       {@code 0xFFA5A5A5} in native byte order (a NaN as a float), trailing bytes {@code 0xA5}. The copy
+         *       lands when a consumer's wait for its stage ({@code consumerWait}, {@code consumerWaitFor},
+         *       {@code consumerWaitUntil}) begins, or at once when it is issued while such a wait is under way;
+         *       never earlier. So a consumer that reads a stage without waiting for it reads poison, every time.
+         *       A wait that only polls (a zero or negative timeout) may find a committed stage's copies still in
+         *       flight, as with a slow copy engine. A copy that fails when it lands (its source's arena closed
+         *       meanwhile, a read error) fails its stage ({@link StageFailedException}). The state's copy engine
+         *       is not used.</li>
+         *   <li>Once every consumer has released a stage, the destinations of the stage's copies hold the poison
+         *       pattern again, until a producer copies into them; so does a read after the last
+         *       {@code consumerRelease}. (Stage memory that producers write directly is not tracked.)</li>
+         *   <li>Every pipeline operation may spin briefly or yield, as {@code seed} and the thread's name decide.
+         *       With real threads this shakes the interleaving but does not choose it: unlike a checked kernel
+         *       launch, a run does not replay. Where copies land relative to each thread's own operations is the
+         *       same in every run.</li>
+         * </ul>
+         * A state built with a {@link CopyEngine#checked(long)} engine and without this option is checked with
+         * that engine's seed.
+         *
+         * @param seed where the decisions come from
+         * @return this builder
+         */
+        public Builder checked(long seed) {
+            this.checked = true;
+            this.checkedSeed = seed;
+            return this;
+        }
+
+        /**
          * Records every operation of pipelines on this state (default: none, at no cost).
          *
          * @param tracer the tracer, not null
@@ -206,7 +246,8 @@ public final class PipelineSharedState {
     }
 
     /**
-     * Where asynchronous copies of pipelines on this state run.
+     * Where asynchronous copies of pipelines on this state run (unless the state is checked: then they are held
+     * back and land on the threads that wait for them, see {@link Builder#checked(long)}).
      *
      * @return the copy engine
      */
@@ -247,6 +288,7 @@ public final class PipelineSharedState {
 
     @Override
     public String toString() {
-        return "PipelineSharedState[" + scope() + ", " + stageCount() + " stages]";
+        return "PipelineSharedState[" + scope() + ", " + stageCount() + " stages"
+            + (settings.interleaver() instanceof SeededInterleaver c ? ", checked (seed " + c.seed() + ")" : "") + "]";
     }
 }

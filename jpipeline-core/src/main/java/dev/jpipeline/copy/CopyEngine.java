@@ -4,7 +4,9 @@ import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.internal.SeededInterleaver;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.util.Objects;
@@ -36,9 +38,12 @@ public final class CopyEngine implements AutoCloseable, CopyService {
     }
 
     private final CopyWorkers engine;
+    /** Checked execution for the thread-scope pipelines that use this engine ({@link #checked}), else null. */
+    private final SeededInterleaver checked;
 
-    private CopyEngine(int workers, long inlineThreshold, long minChunk, String name) {
+    private CopyEngine(int workers, long inlineThreshold, long minChunk, String name, boolean checked, long seed) {
         this.engine = new CopyWorkers(workers, inlineThreshold, minChunk, name);
+        this.checked = checked ? new SeededInterleaver(seed, engine) : null;
     }
 
     /**
@@ -61,6 +66,39 @@ public final class CopyEngine implements AutoCloseable, CopyService {
             .minChunk(Long.getLong("jpipeline.copy.minChunk", DEFAULT_MIN_CHUNK))
             .name("jpipeline-copy")
             .build();
+    }
+
+    /**
+     * A checked copy engine, for tests (no CUDA counterpart): thread-scope pipelines made with it
+     * ({@link dev.jpipeline.Pipeline#make(CopyEngine)}) hold their copies back and poison, so that a missing wait
+     * fails every time instead of passing by luck.
+     * <ul>
+     *   <li>Such a pipeline's {@code memcpyAsync}, whatever its size, only ties the copy to its batch and fills the
+     *       destination with the poison pattern: every 4-byte word {@code 0xFFA5A5A5} in native byte order (a NaN
+     *       as a float), trailing bytes {@code 0xA5}.</li>
+     *   <li>The copy lands, on the calling thread, when a wait needs it: when a {@code consumerWait} (or
+     *       {@code consumerWaitFor}, {@code consumerWaitUntil}) for its batch, or a
+     *       {@link dev.jpipeline.Pipeline#consumerWaitPrior} that covers its batch, begins; or when
+     *       {@link dev.jpipeline.Pipeline#producerCommit(dev.jpipeline.Pipeline, dev.jpipeline.Barrier)} ties it
+     *       to a barrier. So a read before such a wait reads poison, and so do the batches that a
+     *       {@code consumerWaitPrior} with too large a prior leaves uncovered. A wait that only polls (a zero or
+     *       negative timeout) may find a committed batch's copies still in flight, as with a slow engine. A copy
+     *       that fails when it lands (its source's arena closed meanwhile) fails its batch
+     *       ({@link dev.jpipeline.StageFailedException}).</li>
+     *   <li>Every pipeline operation may spin briefly or yield, as {@code seed} and the thread's name decide. With
+     *       real threads this shakes the interleaving but does not choose it, so a run does not replay; where each
+     *       thread's copies land relative to its own operations is the same in every run.</li>
+     * </ul>
+     * The engine's own {@link #copy} and {@link #read}, and {@code memcpyAsync} into a {@link dev.jpipeline.Barrier}
+     * (which uses the {@link #shared()} engine), are not held back. A shared state built with this engine is checked
+     * too ({@link dev.jpipeline.PipelineSharedState.Builder#checked(long)}). The engine has one worker; close it
+     * when done.
+     *
+     * @param seed where the decisions come from
+     * @return a new checked engine, open
+     */
+    public static CopyEngine checked(long seed) {
+        return new CopyEngine(1, DEFAULT_INLINE_THRESHOLD, DEFAULT_MIN_CHUNK, "jpipeline-checked-copy", true, seed);
     }
 
     /**
@@ -144,7 +182,7 @@ public final class CopyEngine implements AutoCloseable, CopyService {
          * @return a new engine, open
          */
         public CopyEngine build() {
-            return new CopyEngine(workers, inlineThreshold, minChunk, name);
+            return new CopyEngine(workers, inlineThreshold, minChunk, name, false, 0);
         }
     }
 
@@ -269,6 +307,17 @@ public final class CopyEngine implements AutoCloseable, CopyService {
     }
 
     /**
+     * Not API: checked execution for the thread-scope pipelines that use this engine ({@link CopyService}), or null
+     * when the engine is not {@link #checked}.
+     *
+     * @return the interleaver, or null
+     */
+    @Override
+    public Interleaver interleaver() {
+        return checked;
+    }
+
+    /**
      * Stops the workers once every submitted copy has been performed and its completion called, and waits for
      * them, except when called from a completion (a worker thread): then it returns at once and the workers stop
      * on their own. Submitting afterwards throws {@link IllegalStateException}, whatever the size. The
@@ -291,6 +340,7 @@ public final class CopyEngine implements AutoCloseable, CopyService {
     @Override
     public String toString() {
         return "CopyEngine[" + workers() + " workers, inline up to " + inlineThreshold() + " B, chunks >= "
-            + minChunk() + " B" + (isClosed() ? ", closed" : "") + "]";
+            + minChunk() + " B" + (checked == null ? "" : ", checked (seed " + checked.seed() + ")")
+            + (isClosed() ? ", closed" : "") + "]";
     }
 }

@@ -26,4 +26,14 @@ public interface CopyService {
     /** Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}. */
     AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position, PhaseBarrier target,
                                       CopyLanding landing);
+
+    /**
+     * Checked execution for the thread-scope pipelines that use this service (a checked {@code CopyEngine}'s), or
+     * null (the default): such a pipeline takes it as its interleaver.
+     *
+     * @return the interleaver, or null
+     */
+    default Interleaver interleaver() {
+        return null;
+    }
 }

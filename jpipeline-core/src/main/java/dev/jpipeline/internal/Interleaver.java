@@ -4,15 +4,22 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * Checked execution's hold on pipelines: where a seeded schedule may switch threads, where copies go so that they
- * land late, and which stage destinations to poison once released. The SIMT runtime's checked launches provide one
- * per launch (through {@link ParkListener#interleaver()}), a checked {@code PipelineSharedState} one per state.
+ * land late, which waits need which copies, and which stage destinations to poison once released. The SIMT
+ * runtime's checked launches provide one per launch (through {@link ParkListener#interleaver()}); for Java
+ * threads, {@link SeededInterleaver} is a checked {@code PipelineSharedState}'s (one per state) and a checked
+ * {@code CopyEngine}'s (through {@link CopyService#interleaver()}, for thread-scope pipelines).
  *
  * <pre>
- * Binding: a pipeline handle takes the interleaver of the thread that makes it (else its state's) once, at
- * construction, so an unchecked pipeline pays one null test per operation and nothing else.
- * Poisoning: copies into a stage are recorded by (ring, stage, round); the release that completes the stage's
- * round for every consumer group frees exactly that round's destinations, so a late look by another releaser
- * cannot poison the next round's data.
+ * Binding: a pipeline handle takes the interleaver of the thread that makes it (else its state's, or its copy
+ * service's) once, at construction, so an unchecked pipeline pays one null test per operation and nothing else
+ * (and one per wait that does not return at once).
+ * Poisoning: copies into a stage are recorded by (ring, stage, round); round r's destinations are freed by the
+ * release that completes the round for every consumer group, and again (a no-op by then, unless that releaser
+ * has not got there yet) by every producer's acquire of round r + 1 before it returns. The record is claimed
+ * once, so a late look by another releaser cannot poison the next round's data, and a producer never writes
+ * the stage before its previous round's poison.
+ * Waits: a wait that does not return at once tells waitBegins / waitEnds, so that an interleaver that holds
+ * copies back (Java threads, where no scheduler sees every thread) can land the ones the wait needs.
  * </pre>
  */
 public interface Interleaver {
@@ -50,6 +57,40 @@ public interface Interleaver {
      * @param round the round released
      */
     void stageFreed(Object ring, int stage, long round);
+
+    /**
+     * The current thread is about to wait for phase {@code round} of {@code barrier} (a stage's or a thread-scope
+     * batch's), which has not completed: copies tied to that phase that have not landed would hold the wait up,
+     * so an interleaver that holds copies back lands them now, and any copy tied to the phase before
+     * {@link #waitEnds} too. A poll (a wait that looks once) may find them still in flight. By default nothing: a
+     * checked kernel's scheduler lands copies by itself when nothing else can run.
+     *
+     * @param barrier the barrier waited on
+     * @param round   the phase waited for (taken modulo 2^23, as the barrier does)
+     * @param poll    whether the wait looks once and never parks
+     */
+    default void waitBegins(PhaseBarrier barrier, int round, boolean poll) {
+    }
+
+    /**
+     * The wait that {@link #waitBegins} announced has ended (whatever its outcome).
+     *
+     * @param barrier the barrier waited on
+     * @param round   the phase waited for
+     */
+    default void waitEnds(PhaseBarrier barrier, int round) {
+    }
+
+    /**
+     * Copies tied to phase {@code round} of {@code barrier} are about to be tied to another barrier as well
+     * ({@code pipeline_producer_commit(pipe, barrier)}), whose waits are not pipeline operations: an interleaver
+     * that holds copies back lands them now, since it would never see a wait that needs them. By default nothing.
+     *
+     * @param barrier the barrier the copies are tied to (a thread-scope batch's)
+     * @param round   the phase they are tied to
+     */
+    default void landNow(PhaseBarrier barrier, int round) {
+    }
 
     /** The interleaver of the current thread's execution (its park listener's), or null. */
     static Interleaver current() {

@@ -2,6 +2,7 @@ package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.WaitStrategy;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.time.Duration;
@@ -23,11 +24,12 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
     final LogicalThread logicalOwner;
     /**
      * Checked execution's hold on this handle: the making thread's (a checked kernel launch), else the one given
-     * (a checked shared state's), else null. Told of every operation, in {@link #checkOwner}.
+     * (a checked shared state's or copy engine's), else null. Told of every operation, in {@link #checkOwner}, and
+     * of every wait that does not return at once ({@link #awaitChecked}).
      */
     final Interleaver interleaver;
 
-    /** @param interleaver the pipeline's own interleaver (a checked shared state's), or null */
+    /** @param interleaver the pipeline's own interleaver (a checked shared state's or copy engine's), or null */
     PipelineHandle(Interleaver interleaver) {
         ParkListener listener = ParkListener.current();
         this.logicalOwner = listener == null ? null : listener.logicalThread();
@@ -38,6 +40,21 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
     /** The copy service this handle's copies use: {@code configured}, unless checked execution diverts them. */
     final CopyService copiesFor(CopyService configured) {
         return interleaver == null ? configured : interleaver.copies(configured);
+    }
+
+    /**
+     * A checked handle's wait for phase {@code round} of {@code barrier}, which has not completed: the interleaver
+     * is told before and after, so that it can land the copies the wait needs ({@link Interleaver#waitBegins}).
+     * Only called when {@link #interleaver} is set; an unchecked handle awaits the barrier directly.
+     */
+    final WaitStatus awaitChecked(PhaseBarrier barrier, int round, long deadline, boolean interruptible,
+                                  WaitStrategy strategy, Object site, StallWatch watch) {
+        interleaver.waitBegins(barrier, round, deadline == Deadlines.POLL_ONCE);
+        try {
+            return barrier.await(round, deadline, interruptible, strategy, site, watch);
+        } finally {
+            interleaver.waitEnds(barrier, round);
+        }
     }
 
     /** The owner's name, for messages: the logical thread's, else the Java thread's. */

@@ -43,6 +43,10 @@ import java.nio.channels.FileChannel;
  *    itself, or for a thread that ended). So its arrival is a release store (PhaseBarrier.arriveAlone), unless it
  *    tied a copy to the stage it commits: then it arrives with the CAS loop like everyone else.
  *
+ * Checked execution (an interleaver, see Interleaver): every wait that does not return at once is announced to it
+ * (awaitChecked), so that it can land held-back copies the wait needs; every acquire of round r + 1 frees round r
+ * (stageFreed) before it returns, so that the round's poison never lands on what the producer writes next.
+ *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
  * off the fast path: the hang detector reads what a stalled handle waits for (volatile), and abandons a handle
@@ -202,6 +206,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             // a unified thread's own releases bound what can be released: it looks no further than them
             releasedKnown = next + lookAhead(consumed, head, (int) (headRound - 1),
                 side == Side.BOTH ? released() - next : stages - 1);
+        }
+        if (interleaver != null && headRound > 0) {
+            // the round before is released by every consumer: its destinations are poisoned before this producer
+            // may write the stage (the last releaser may not have got there yet; whoever comes first poisons)
+            interleaver.stageFreed(ring, head, headRound - 1);
         }
         acquired = true;
         if (trace != null) {
@@ -413,8 +422,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (!barrier.isComplete((int) round)) {
                 waitingOn = barrier;
                 waitingRound = (int) round;
-                status = barrier.await((int) round, deadline, interruptible, strategy, this,
-                    ring.detector == null ? null : this);
+                StallWatch watch = ring.detector == null ? null : this;
+                status = interleaver == null
+                    ? barrier.await((int) round, deadline, interruptible, strategy, this, watch)
+                    : awaitChecked(barrier, (int) round, deadline, interruptible, strategy, this, watch);
             }
             if (status == WaitStatus.ABANDONED || side.deserted(g, stage, round)) {
                 deserted++;

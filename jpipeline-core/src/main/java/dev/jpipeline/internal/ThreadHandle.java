@@ -24,8 +24,10 @@ import java.nio.channels.FileChannel;
  * </pre>
  *
  * Every wait is the one wait routine on a slot barrier, so deadlines, interrupts and the park listener work as
- * for shared pipelines. Inside a SIMT kernel the handle commits into its warp's {@link BatchSequence} and waits
- * through it too (warp entanglement).
+ * for shared pipelines. With a checked copy engine ({@link SeededInterleaver}) every copy is held back until a
+ * wait for its batch begins, or until {@code pipeline_producer_commit(pipe, barrier)} ties it to a barrier. Inside
+ * a SIMT kernel the handle commits into its warp's {@link BatchSequence} and waits through it too (warp
+ * entanglement).
  */
 public final class ThreadHandle extends PipelineHandle implements WaitSite {
 
@@ -49,8 +51,9 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
     /** The batch the owner waits for, for hang reports (written on the slow path only). */
     private volatile long waitingFor = -1;
 
+    /** @param copies where the pipeline's copies run; a checked engine's service also checks the pipeline */
     public ThreadHandle(CopyService copies) {
-        super(null);
+        super(copies.interleaver());
         this.copies = copiesFor(copies);
     }
 
@@ -163,7 +166,9 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
         WaitStatus status = slot.barrier.poll(slot.round);
         if (status == null) {
             waitingFor = batch;
-            status = Waiting.await(slot.barrier, slot.round, deadline, interruptible, WaitStrategy.ADAPTIVE, this, null);
+            status = interleaver == null
+                ? Waiting.await(slot.barrier, slot.round, deadline, interruptible, WaitStrategy.ADAPTIVE, this, null)
+                : awaitChecked(slot.barrier, slot.round, deadline, interruptible, WaitStrategy.ADAPTIVE, this, null);
         }
         if (status == WaitStatus.COMPLETE) {
             Throwable failure = slot.barrier.failureOf(slot.round);
@@ -252,6 +257,9 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
         for (long b = tail; b <= head; b++) {
             BatchSlot slot = slots[index(b)];
             if (slot != null && slot.batch == b) {
+                if (interleaver != null) {
+                    interleaver.landNow(slot.barrier, slot.round);      // nothing it could see waits for them
+                }
                 slot.tie(barrier);
             }
         }

@@ -1,5 +1,6 @@
 package dev.jpipeline.simt;
 
+import dev.jpipeline.internal.Poison;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 
@@ -18,8 +19,8 @@ import java.lang.foreign.ValueLayout;
  */
 final class SharedShadow {
 
-    /** The poison pattern of every 4-byte word: a NaN as a float, an unlikely int. */
-    static final int POISON = 0xFFA5A5A5;
+    /** The poison pattern of every 4-byte word (the core's {@link Poison}): a NaN as a float, an unlikely int. */
+    static final int POISON = Poison.WORD;
 
     static final int NEVER = 0;
     static final int STORED = 1;
@@ -46,15 +47,9 @@ final class SharedShadow {
         return address >= from && address < from + memory.byteSize();
     }
 
-    /** Fills {@code range} (any segment) with the pattern, whole words of it. */
+    /** Fills {@code range} (any segment) with the pattern. */
     static void poison(MemorySegment range) {
-        long words = range.byteSize() / 4;
-        for (long w = 0; w < words; w++) {
-            range.set(WORD, 4 * w, POISON);
-        }
-        for (long b = 4 * words; b < range.byteSize(); b++) {
-            range.set(ValueLayout.JAVA_BYTE, b, (byte) POISON);
-        }
+        Poison.fill(range);
     }
 
     /** Marks the words of [address, address + bytes) with {@code kind} by block rank {@code rank}. */
