@@ -55,6 +55,11 @@ class ConformanceThreadScopeTest {
         }
         Pipeline.consumerWaitPrior(pipe, 20);         // behaves as 8: stricter, still correct
         assertEquals(8, Teams.outstanding(pipe));
+        pipe.consumerRelease();                       // accepted after a wait_prior, and does nothing
+        assertEquals(8, Teams.outstanding(pipe));
+        Pipeline.consumerWaitPrior(pipe, 8);          // covers nothing: 8 batches are outstanding
+        pipe.consumerRelease();                       // still the release CUDA code writes after it: accepted
+        assertEquals(8, Teams.outstanding(pipe));
         IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
             () -> Pipeline.consumerWaitPrior(pipe, -1));
         assertTrue(negative.getMessage().contains("prior >= 0"), negative.getMessage());

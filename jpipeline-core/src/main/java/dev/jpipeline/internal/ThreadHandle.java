@@ -230,6 +230,8 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
         }
         long covered = head - Math.min(prior, MAX_PRIOR);
         if (covered <= tail) {
+            waited = false;
+            releaseCoveredByPrior = true;   // nothing to cover: the release written after it still does nothing
             return;
         }
         StageFailedException failure = null;
