@@ -2,27 +2,117 @@ package dev.jpipeline.cli;
 
 import dev.jpipeline.examples.Example;
 import dev.jpipeline.examples.Examples;
+import dev.jpipeline.examples.FaultyExample;
+import dev.jpipeline.simt.CheckedExecution;
+import dev.jpipeline.simt.Exploration;
+import dev.jpipeline.simt.Finding;
+import dev.jpipeline.simt.Outcome;
+import dev.jpipeline.simt.Schedule;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
-/** {@code jpipeline examples}: runs every ported CUDA documentation example and prints a table. */
+/**
+ * {@code jpipeline examples}: runs every ported CUDA documentation example and prints a table. With
+ * {@code --schedules N} it runs each example's small instance under N schedules of checked execution instead;
+ * {@code --faulty} runs the deliberately broken variants, which checked execution should catch; {@code --replay}
+ * reruns one schedule of one example and prints its finding in full.
+ */
 @Command(name = "examples", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-    description = "Run every CUDA documentation example on the SIMT runtime and verify it.")
+    description = {"Run every CUDA documentation example on the SIMT runtime and verify it.",
+        "With --schedules, run each one's small instance under seeded schedules of checked execution (one CUDA "
+            + "thread at a time, late copies, poisoned shared memory, sync checks); exit 0 only when all are clean."})
 final class ExamplesCommand implements Callable<Integer> {
 
     @Spec
     private CommandSpec spec;
 
+    @Option(names = "--schedules", paramLabel = "N",
+        description = "Run each example's small instance under N checked schedules (seeds S, S+1, ...).")
+    private Integer schedules;
+
+    @Option(names = "--seed", paramLabel = "S", description = "The first schedule's seed, with --schedules "
+        + "(default 1).")
+    private Long seed;
+
+    @Option(names = "--faulty", description = "Run the deliberately broken variants (with --schedules or "
+        + "--replay): each should show a finding.")
+    private boolean faulty;
+
+    @Option(names = "--only", paramLabel = "NAME", description = "Run only the example of this name.")
+    private String only;
+
+    @Option(names = "--replay", paramLabel = "SCHEDULE", converter = ScheduleConverter.class,
+        description = "Rerun schedule SEED or SEED/DECISIONS of the --only example, checked, and print its finding "
+            + "in full (what a finding's replay line does).")
+    private Schedule replay;
+
     @Override
     public Integer call() {
+        validate();
         PrintWriter out = spec.commandLine().getOut();
+        int status;
+        if (faulty) {
+            List<FaultyExample> variants = named(Examples.faulty(), Examples.all());
+            status = replay != null ? replay(out, variants.getFirst()) : exploreFaulty(out, variants);
+        } else {
+            List<Example> examples = named(Examples.all(), Examples.faulty());
+            status = replay != null ? replay(out, examples.getFirst())
+                : schedules != null ? explore(out, examples) : verify(out, examples);
+        }
+        out.flush();
+        return status;
+    }
+
+    private void validate() {
+        if (schedules != null && schedules < 1) {
+            throw usage("--schedules must be at least 1, got " + schedules);
+        }
+        if (seed != null && schedules == null) {
+            throw usage("--seed needs --schedules: it is the seed of the first of the schedules");
+        }
+        if (replay != null && only == null) {
+            throw usage("--replay needs --only NAME: a schedule is replayed on one example");
+        }
+        if (replay != null && schedules != null) {
+            throw usage("--replay reruns one schedule: give it without --schedules");
+        }
+        if (faulty && schedules == null && replay == null) {
+            throw usage("--faulty runs the broken variants checked: give --schedules N (or --only NAME --replay "
+                + "SCHEDULE)");
+        }
+    }
+
+    /** {@code all}, or the one that --only names; {@code other} is the list --faulty does not select. */
+    private <E extends Example> List<E> named(List<E> all, List<? extends Example> other) {
+        if (only == null) {
+            return all;
+        }
+        List<E> named = all.stream().filter(e -> e.name().equals(only)).toList();
+        if (named.isEmpty()) {
+            String hint = other.stream().noneMatch(e -> e.name().equals(only)) ? ""
+                : faulty ? " (it is a documentation example: drop --faulty)" : " (it is a faulty variant: add --faulty)";
+            throw usage("--only: no " + (faulty ? "faulty variant" : "documentation example") + " is named "
+                + quote(only) + hint + "; the names are "
+                + all.stream().map(e -> quote(e.name())).collect(Collectors.joining(", ")));
+        }
+        return named;
+    }
+
+    /** The plain run: each example at its own size, verified against its reference. */
+    private int verify(PrintWriter out, List<Example> examples) {
         String format = "%-50s %-44s %8s  %-8s %9s%n";
         out.printf(format, "example", "source", "threads", "verified", "time");
         int failed = 0;
-        for (Example example : Examples.all()) {
+        for (Example example : examples) {
             Examples.Result result = Examples.run(example);
             out.printf(format, example.name(), example.source(), example.threads(),
                 result.verified() ? "yes" : "NO", String.format("%.1f ms", result.time().toNanos() / 1e6));
@@ -34,8 +124,109 @@ final class ExamplesCommand implements Callable<Integer> {
             }
             out.flush();
         }
-        out.printf("%d of %d examples verified%n", Examples.all().size() - failed, Examples.all().size());
-        out.flush();
+        out.printf("%d of %d examples verified%n", examples.size() - failed, examples.size());
         return failed == 0 ? 0 : 1;
+    }
+
+    /** Each documentation example's small instance under the schedules: clean, with identical results? */
+    private int explore(PrintWriter out, List<Example> examples) {
+        long first = seed == null ? 1 : seed;
+        out.printf("checked execution of each example's small instance under %d schedule%s (seeds from %d)%n",
+            schedules, schedules == 1 ? "" : "s", first);
+        String format = "%-50s %7s  %9s  %-9s  %-17s %9s %11s%n";
+        out.printf(format, "example", "threads", "schedules", "identical", "findings", "time", "per schedule");
+        int clean = 0;
+        for (Example example : examples) {
+            Example small = example.forChecking();
+            long start = System.nanoTime();
+            Exploration<Boolean> exploration = CheckedExecution.explore(schedules, first, replayLine(example),
+                run(small));
+            double ms = (System.nanoTime() - start) / 1e6;
+            Finding finding = exploration.finding();
+            out.printf(format, example.name(), small.threads(), exploration.schedulesRun(),
+                exploration.identical() ? "yes" : "NO", finding == null ? "none" : finding.kind(),
+                milliseconds(ms), String.format("%.2f ms", ms / exploration.schedulesRun()));
+            if (finding == null) {
+                clean++;
+            } else {
+                printFinding(out, finding);
+            }
+            out.flush();
+        }
+        out.printf("%d of %d examples clean under %d schedule%s each%n", clean, examples.size(), schedules,
+            schedules == 1 ? "" : "s");
+        return clean == examples.size() ? 0 : 1;
+    }
+
+    /** Each faulty variant under the schedules: found, with the kind of finding it should show? */
+    private int exploreFaulty(PrintWriter out, List<FaultyExample> variants) {
+        long first = seed == null ? 1 : seed;
+        out.printf("checked execution of each faulty variant under up to %d schedule%s (seeds from %d)%n", schedules,
+            schedules == 1 ? "" : "s", first);
+        String format = "%-62s %-17s %-17s %-10s %9s%n";
+        out.printf(format, "faulty variant", "expected", "found", "schedule", "time");
+        int found = 0;
+        int asExpected = 0;
+        for (FaultyExample variant : variants) {
+            long start = System.nanoTime();
+            Exploration<Boolean> exploration = CheckedExecution.explore(schedules, first, replayLine(variant),
+                run(variant));
+            double ms = (System.nanoTime() - start) / 1e6;
+            Finding finding = exploration.finding();
+            out.printf(format, variant.name(), variant.expected(), finding == null ? "not found" : finding.kind(),
+                finding == null ? "-" : finding.schedule(), milliseconds(ms));
+            if (finding != null) {
+                found++;
+                printFinding(out, finding);
+            }
+            if (finding != null && finding.kind() == variant.expected()) {
+                asExpected++;
+            }
+            out.flush();
+        }
+        out.printf("%d of %d faulty variants found as expected%s%n", asExpected, variants.size(),
+            asExpected == variants.size() ? "" : ": the others are a problem of the variant or of the checker");
+        return found == 0 ? 0 : 1;
+    }
+
+    /** One schedule of the --only example: its finding in full, or what it returned. */
+    private int replay(PrintWriter out, Example example) {
+        Example checked = example.forChecking();
+        Outcome<Boolean> outcome = CheckedExecution.replay(replay, replayLine(example), run(checked));
+        if (outcome.finding() != null) {
+            out.println(outcome.finding().report());
+            return 1;
+        }
+        out.printf("no finding under schedule %s: %s returned %s%n", replay, quote(example.name()),
+            outcome.result());
+        return 0;
+    }
+
+    private static Supplier<Boolean> run(Example example) {
+        return example::run;
+    }
+
+    /** The command that replays a schedule of {@code example}: what a finding prints. */
+    private Function<Schedule, String> replayLine(Example example) {
+        String command = "./jpipeline examples" + (faulty ? " --faulty" : "") + " --only " + quote(example.name());
+        return schedule -> command + " --replay " + schedule;
+    }
+
+    private static void printFinding(PrintWriter out, Finding finding) {
+        out.println("    " + finding.message().lines().findFirst().orElse(""));
+        out.println("    replay: " + finding.replay());
+    }
+
+    private static String milliseconds(double ms) {
+        return ms < 10_000 ? String.format("%.0f ms", ms) : String.format("%.1f s", ms / 1000);
+    }
+
+    /** {@code text} in single quotes for a POSIX shell. */
+    private static String quote(String text) {
+        return "'" + text.replace("'", "'\\''") + "'";
+    }
+
+    private ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
     }
 }

@@ -3,9 +3,21 @@ package dev.jpipeline.cli;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.examples.Example;
+import dev.jpipeline.examples.Examples;
+import dev.jpipeline.examples.FaultyExample;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class ExamplesCommandTest {
+
+    /** A faulty variant's row after its name: expected kind, found kind, schedule, time. */
+    private static final Pattern FAULTY_ROW = Pattern.compile(" +([A-Z_]+) +([A-Z_]+|not found) +(\\S+) +\\d.*");
 
     @Test
     void examplesPrintsATableOfVerifiedExamples() {
@@ -16,5 +28,114 @@ class ExamplesCommandTest {
         assertTrue(table.contains("4.10.7 producer-consumer"), table);
         assertTrue(table.contains("binary partitions: unguarded roles (clear error)"), table);
         assertTrue(table.contains("10 of 10 examples verified"), table);
+    }
+
+    @Test
+    @Timeout(180)
+    void everyExampleIsCleanAndIdenticalUnderCheckedSchedules() {
+        String[] result = Cli.run("examples", "--schedules", "200");
+        String table = result[1];
+        assertEquals("0", result[0], table + result[2]);
+        for (Example example : Examples.all()) {
+            String row = row(table, example.name());
+            assertTrue(row.matches(".* 200 +yes +none +.*"), "not 200 schedules, identical, no finding: " + row);
+        }
+        assertTrue(table.contains("10 of 10 examples clean under 200 schedules each"), table);
+    }
+
+    @Test
+    @Timeout(120)
+    void everyFaultyVariantIsFoundWithAScheduleThatReplaysToTheSameFinding() {
+        String[] result = Cli.run("examples", "--faulty", "--schedules", "100");
+        String table = result[1];
+        assertEquals("1", result[0], table + result[2]);
+        for (FaultyExample variant : Examples.faulty()) {
+            String row = row(table, variant.name());
+            Matcher m = FAULTY_ROW.matcher(row.substring(variant.name().length()));
+            assertTrue(m.matches(), row);
+            assertEquals(variant.expected().name(), m.group(2), "found: " + row);
+            assertTrue(m.group(3).matches("\\d+(/\\d+)?"), "no schedule: " + row);
+            List<String> finding = table.lines().dropWhile(line -> !line.equals(row)).skip(1).limit(2).toList();
+            String message = finding.get(0).strip();
+            String replay = finding.get(1).strip();
+            assertTrue(replay.startsWith("replay: ./jpipeline examples --faulty --only '"), replay);
+
+            String[] again = Cli.run(words(replay.substring("replay: ./jpipeline ".length())));
+            assertEquals("1", again[0], again[1] + again[2]);
+            assertTrue(again[1].startsWith(m.group(2) + " under schedule " + m.group(3) + ": " + message),
+                "replay of " + m.group(3) + " shows another finding than the exploration:\n" + again[1]);
+            assertTrue(again[1].strip().endsWith(replay), again[1]);
+        }
+        assertTrue(table.contains("8 of 8 faulty variants found as expected"), table);
+    }
+
+    @Test
+    void aDocumentationExampleReplaysOneSchedule() {
+        String[] result = Cli.run("examples", "--only", "4.10.1 creating pipelines", "--replay", "7");
+        assertEquals("0", result[0], result[1] + result[2]);
+        assertEquals("no finding under schedule 7: '4.10.1 creating pipelines' returned true", result[1].strip());
+    }
+
+    @Test
+    void badOptionsAreRefusedWithOneLine() {
+        assertRefused("--schedules must be at least 1, got 0", "--schedules", "0");
+        assertRefused("--seed needs --schedules", "--seed", "5");
+        assertRefused("--replay needs --only NAME", "--replay", "3");
+        assertRefused("--replay reruns one schedule: give it without --schedules", "--only", "x", "--replay", "3",
+            "--schedules", "2");
+        assertRefused("--faulty runs the broken variants checked", "--faulty");
+        assertRefused("Invalid value for option '--replay': a schedule is SEED or SEED/DECISIONS (decimal numbers), "
+            + "got '1/x'", "--only", "x", "--replay", "1/x");
+        assertRefused("--only: no documentation example is named 'nope'; the names are '4.10.1 creating pipelines', "
+            + "'4.10.6 tracking copies (cuda::pipeline)',", "--only", "nope", "--schedules", "2");
+        String variant = Examples.faulty().getFirst().name();
+        assertRefused("--only: no documentation example is named '" + variant + "' (it is a faulty variant: add "
+            + "--faulty)", "--only", variant, "--schedules", "2");
+    }
+
+    private static void assertRefused(String message, String... options) {
+        String[] args = new String[options.length + 1];
+        args[0] = "examples";
+        System.arraycopy(options, 0, args, 1, options.length);
+        String[] result = Cli.run(args);
+        assertEquals("2", result[0], Arrays.toString(args) + ": " + result[1] + result[2]);
+        assertTrue(result[2].startsWith("jpipeline: " + message), result[2]);
+        assertEquals(1, result[2].lines().count(), result[2]);
+    }
+
+    /** The table row of the example named {@code name}. */
+    private static String row(String table, String name) {
+        return table.lines().filter(line -> line.startsWith(name + " ")).findFirst()
+            .orElseThrow(() -> new AssertionError("no row for " + name + ":\n" + table));
+    }
+
+    /** A command line's words, as a POSIX shell splits them (single quotes, and '\'' within them). */
+    private static String[] words(String line) {
+        List<String> words = new ArrayList<>();
+        StringBuilder word = new StringBuilder();
+        boolean quoted = false;
+        boolean inWord = false;
+        for (int i = 0; i < line.length(); i++) {
+            char c = line.charAt(i);
+            if (c == '\'') {
+                quoted = !quoted;
+                inWord = true;
+            } else if (c == '\\' && !quoted && i + 1 < line.length()) {
+                word.append(line.charAt(++i));
+            } else if (c == ' ' && !quoted) {
+                if (inWord) {
+                    words.add(word.toString());
+                    word.setLength(0);
+                    inWord = false;
+                }
+            } else {
+                word.append(c);
+                inWord = true;
+            }
+        }
+        if (inWord) {
+            words.add(word.toString());
+        }
+        return words.toArray(String[]::new);
     }
 }

@@ -11,17 +11,29 @@ import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * CUDA Programming Guide 4.10.5, early exit: in a unified pipeline the last quarter of the block leaves after
- * four batches with {@code quit()}; "the remaining participating threads can proceed normally". (With libcu++
+ * CUDA Programming Guide 4.10.5, early exit: in a unified pipeline the last quarter of the block leaves after a
+ * quarter of the batches (4 of 16) with {@code quit()}; "the remaining participating threads can proceed normally". (With libcu++
  * they would hang: its quit keeps the leaver's arrivals expected.) Exactly one thread's quit returns true.
  */
 public final class EarlyExit implements Example {
 
-    static final int THREADS = 128;
-    static final int BATCHES = 16;
+    private final int threads;
+    private final int batches;
 
-    /** The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches. */
+    /** The example at its built-in size: 128 threads, 16 batches. */
     public EarlyExit() {
+        this(128, 16);
+    }
+
+    private EarlyExit(int threads, int batches) {
+        this.threads = threads;
+        this.batches = batches;
+    }
+
+    /** 8 threads, 8 batches: the last 2 threads leave after 2 batches. */
+    @Override
+    public Example forChecking() {
+        return new EarlyExit(8, 8);
     }
 
     @Override
@@ -36,38 +48,38 @@ public final class EarlyExit implements Example {
 
     @Override
     public int threads() {
-        return THREADS;
+        return threads;
     }
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(THREADS * BATCHES, i -> i);
-        MemorySegment out = Floats.floats(THREADS * BATCHES, i -> -1);
+        MemorySegment in = Floats.floats(threads * batches, i -> i);
+        MemorySegment out = Floats.floats(threads * batches, i -> -1);
         AtomicInteger lastOwners = new AtomicInteger();
-        Kernel.launch(Dim3.of(1), Dim3.of(THREADS), 4L * 2 * THREADS, ctx -> {
+        Kernel.launch(Dim3.of(1), Dim3.of(threads), 4L * 2 * threads, ctx -> {
             var block = ctx.block();
             int t = block.threadRank();
             MemorySegment smem = ctx.dynamicShared();
             PipelineSharedState state = ctx.shared("state", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
             Pipeline pipe = Pipeline.make(block, state);
-            int myBatches = t >= THREADS * 3 / 4 ? 4 : BATCHES;
+            int myBatches = t >= threads * 3 / 4 ? batches / 4 : batches;
             for (int b = 0; b < myBatches; b++) {
                 pipe.producerAcquire();
-                memcpyAsync(Floats.slice(smem, (long) (b % 2) * THREADS + t, 1),
-                    Floats.slice(in, (long) b * THREADS + t, 1), 4, pipe);
+                memcpyAsync(Floats.slice(smem, (long) (b % 2) * threads + t, 1),
+                    Floats.slice(in, (long) b * threads + t, 1), 4, pipe);
                 pipe.producerCommit();
                 pipe.consumerWait();
-                Floats.set(out, (long) b * THREADS + t, Floats.get(smem, (long) (b % 2) * THREADS + t) + 1);
+                Floats.set(out, (long) b * threads + t, ctx.loadFloat(smem, (long) (b % 2) * threads + t) + 1);
                 pipe.consumerRelease();
             }
             if (pipe.quit()) {                  // the leavers quit early; the others when they are done
                 lastOwners.incrementAndGet();
             }
         });
-        for (int b = 0; b < BATCHES; b++) {
-            for (int t = 0; t < THREADS; t++) {
-                float expected = b < 4 || t < THREADS * 3 / 4 ? b * THREADS + t + 1 : -1;
-                if (Floats.get(out, (long) b * THREADS + t) != expected) {
+        for (int b = 0; b < batches; b++) {
+            for (int t = 0; t < threads; t++) {
+                float expected = b < batches / 4 || t < threads * 3 / 4 ? b * threads + t + 1 : -1;
+                if (Floats.get(out, (long) b * threads + t) != expected) {
                     return false;
                 }
             }

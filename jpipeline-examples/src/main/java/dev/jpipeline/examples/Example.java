@@ -34,4 +34,16 @@ public interface Example {
      *         whether jpipeline reported the mistake clearly)
      */
     boolean run();
+
+    /**
+     * A small instance of the example for checked execution ({@link dev.jpipeline.simt.CheckedExecution}), where
+     * one CUDA thread runs at a time and every shared-memory access may switch threads: few threads and little
+     * data, so that a schedule runs in a few milliseconds once warm. Like every instance, it makes fresh inputs
+     * at each {@link #run()}. No CUDA counterpart.
+     *
+     * @return this example at a size fit for checking; this example itself (the default) when it is small
+     */
+    default Example forChecking() {
+        return this;
+    }
 }

@@ -1,9 +1,13 @@
 package dev.jpipeline.examples;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 
-/** Every ported example, in the order of the CUDA documentation, and a way to run one with timing. */
+/**
+ * Every ported example, in the order of the CUDA documentation, the faulty variants made from them, and a way to
+ * run one with timing.
+ */
 public final class Examples {
 
     private Examples() {
@@ -37,6 +41,18 @@ public final class Examples {
             new BinaryPartitions(true),
             new BinaryPartitions(false),
             new TimedWaits());
+    }
+
+    /**
+     * Documentation examples with a deliberate mistake each, for {@link dev.jpipeline.simt.CheckedExecution} to
+     * find: at least one for each kind of bug that the checker itself reports
+     * ({@link dev.jpipeline.simt.FindingKind}: all but a hang, another failure and a differing result). Each is
+     * small, like {@link Example#forChecking()}.
+     *
+     * @return the faulty examples, in the order of {@code FindingKind}
+     */
+    public static List<FaultyExample> faulty() {
+        return Arrays.stream(Fault.values()).map(Fault::example).toList();
     }
 
     /**

@@ -32,18 +32,6 @@ final class Floats {
         return s.asSlice(4 * from, 4 * count);
     }
 
-    /** Whether blocks {@code blocks} (of {@code blockSize} floats) of {@code a} and {@code b} are equal. */
-    static boolean sameBlocks(MemorySegment a, MemorySegment b, int[] blocks, int blockSize) {
-        for (int block : blocks) {
-            for (int i = block * blockSize; i < (block + 1) * blockSize; i++) {
-                if (get(a, i) != get(b, i)) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
     /** Whether {@code actual[i] == expected(i)} for every i below n. */
     static boolean equal(MemorySegment actual, int n, IntToDoubleFunction expected) {
         for (int i = 0; i < n; i++) {

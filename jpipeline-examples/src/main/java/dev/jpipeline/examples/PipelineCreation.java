@@ -17,10 +17,29 @@ import java.util.concurrent.atomic.AtomicBoolean;
  */
 public final class PipelineCreation implements Example {
 
-    static final int THREADS = 64;
+    private final int threads;
+    /** The planted mistake, or null for the documentation's code. */
+    private final Fault fault;
 
-    /** The example at its built-in size: one block of {@value #THREADS} threads. */
+    /** The example at its built-in size: one block of 64 threads. */
     public PipelineCreation() {
+        this(64, null);
+    }
+
+    private PipelineCreation(int threads, Fault fault) {
+        this.threads = threads;
+        this.fault = fault;
+    }
+
+    /** One block of 16 threads, with {@code fault} planted (or none: null). */
+    static PipelineCreation small(Fault fault) {
+        return new PipelineCreation(16, fault);
+    }
+
+    /** One block of 16 threads. */
+    @Override
+    public Example forChecking() {
+        return small(null);
     }
 
     @Override
@@ -35,14 +54,14 @@ public final class PipelineCreation implements Example {
 
     @Override
     public int threads() {
-        return THREADS;
+        return threads;
     }
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(THREADS, i -> i + 0.25);
+        MemorySegment in = Floats.floats(threads, i -> i + 0.25);
         AtomicBoolean ok = new AtomicBoolean(true);
-        Kernel.launch(Dim3.of(1), Dim3.of(THREADS), 3L * 4 * THREADS, ctx -> {
+        Kernel.launch(Dim3.of(1), Dim3.of(threads), 3L * 4 * threads, ctx -> {
             var group = ctx.block();
             int t = group.threadRank();
             MemorySegment smem = ctx.dynamicShared();
@@ -51,17 +70,23 @@ public final class PipelineCreation implements Example {
             threadPipeline.producerAcquire();
             memcpyAsync(Floats.slice(smem, t, 1), Floats.slice(in, t, 1), 4, threadPipeline);
             threadPipeline.producerCommit();
-            threadPipeline.consumerWait();
-            check(ok, Floats.get(smem, t) == Floats.get(in, t));
-            threadPipeline.consumerRelease();
+            if (fault == Fault.WAIT_PRIOR_TOO_LARGE) {
+                Pipeline.consumerWaitPrior(threadPipeline, 1);  // BUG: leaves in flight the batch it reads
+            } else {
+                threadPipeline.consumerWait();
+            }
+            check(ok, ctx.loadFloat(smem, t) == Floats.get(in, t));
+            if (fault != Fault.WAIT_PRIOR_TOO_LARGE) {         // wait_prior has released what it waited for
+                threadPipeline.consumerRelease();
+            }
             // Create a pipeline at block scope
             PipelineSharedState sharedState = ctx.shared("unified", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
             Pipeline pipeline = Pipeline.make(group, sharedState);
             pipeline.producerAcquire();
-            memcpyAsync(group, Floats.slice(smem, THREADS, THREADS), in, 4L * THREADS, pipeline);
+            memcpyAsync(group, Floats.slice(smem, threads, threads), in, 4L * threads, pipeline);
             pipeline.producerCommit();
             pipeline.consumerWait();
-            check(ok, Floats.get(smem, THREADS + (THREADS - 1 - t)) == Floats.get(in, THREADS - 1 - t));
+            check(ok, ctx.loadFloat(smem, threads + (threads - 1 - t)) == Floats.get(in, threads - 1 - t));
             pipeline.consumerRelease();
             pipeline.quit();
             // Create a partitioned pipeline at block scope where only thread 0 is a producer
@@ -71,11 +96,11 @@ public final class PipelineCreation implements Example {
             Pipeline partitioned = Pipeline.make(group, partitionedState, threadRole);
             if (threadRole == PipelineRole.PRODUCER) {
                 partitioned.producerAcquire();
-                memcpyAsync(Floats.slice(smem, 2 * THREADS, THREADS), in, 4L * THREADS, partitioned);
+                memcpyAsync(Floats.slice(smem, 2 * threads, threads), in, 4L * threads, partitioned);
                 partitioned.producerCommit();
             } else {
                 partitioned.consumerWait();
-                check(ok, Floats.get(smem, 2 * THREADS + t) == Floats.get(in, t));
+                check(ok, ctx.loadFloat(smem, 2 * threads + t) == Floats.get(in, t));
                 partitioned.consumerRelease();
             }
             partitioned.quit();

@@ -22,6 +22,8 @@ public final class ProducerConsumer implements Example {
     private final int blocks;
     private final int blockSize;
     private final int bufferLen;
+    /** The planted mistake, or null for the documentation's code. */
+    private final Fault fault;
 
     /** The example's default size: 1 Mi floats, 4 blocks of 256 threads, batches of 1024 floats. */
     public ProducerConsumer() {
@@ -38,10 +40,29 @@ public final class ProducerConsumer implements Example {
      * @param bufferLen floats per batch (one stage buffer)
      */
     public ProducerConsumer(int n, int blocks, int blockSize, int bufferLen) {
+        this(n, blocks, blockSize, bufferLen, null);
+    }
+
+    private ProducerConsumer(int n, int blocks, int blockSize, int bufferLen, Fault fault) {
         this.n = n;
         this.blocks = blocks;
         this.blockSize = blockSize;
         this.bufferLen = bufferLen;
+        this.fault = fault;
+    }
+
+    /** 2 blocks of 16 threads, 4 batches of 32 floats each, with {@code fault} planted (or none: null). */
+    static ProducerConsumer small(Fault fault) {
+        return new ProducerConsumer(256, 2, 16, 32, fault);
+    }
+
+    /**
+     * 256 floats, 2 blocks of 16 threads, batches of 32 floats: each block streams 4 batches through the 2
+     * stages.
+     */
+    @Override
+    public Example forChecking() {
+        return small(null);
     }
 
     @Override
@@ -81,18 +102,23 @@ public final class ProducerConsumer implements Example {
         }
     }
 
-    private static void consume(Pipeline pipe, int consumer, int consumers, int stage, int batch,
-                                MemorySegment buffer, int bufferLen, MemorySegment out) {
-        pipe.consumerWait();
+    private void consume(KernelContext ctx, Pipeline pipe, int consumer, int consumers, int stage, int batch,
+                         MemorySegment buffer, int bufferLen, MemorySegment out) {
+        if (fault != Fault.READ_BEFORE_WAIT) {
+            pipe.consumerWait();
+        }
         // consume buffer(stage) and update out(batch)
         for (int i = consumer; i < bufferLen; i += consumers) {
-            Floats.set(out, (long) batch * bufferLen + i, 2 * Floats.get(buffer, (long) stage * bufferLen + i) + 1);
+            Floats.set(out, (long) batch * bufferLen + i, 2 * ctx.loadFloat(buffer, (long) stage * bufferLen + i) + 1);
+        }
+        if (fault == Fault.READ_BEFORE_WAIT) {
+            pipe.consumerWait();        // BUG: too late, the loop above has read the stage already
         }
         pipe.consumerRelease();
     }
 
-    private static void producerConsumerPattern(KernelContext ctx, MemorySegment in, MemorySegment out, int n,
-                                                int bufferLen) {
+    private void producerConsumerPattern(KernelContext ctx, MemorySegment in, MemorySegment out, int n,
+                                         int bufferLen) {
         var block = ctx.block();
         MemorySegment buffer = ctx.dynamicShared();             // 2 * buffer_len floats
         int numBatches = n / bufferLen;
@@ -118,7 +144,7 @@ public final class ProducerConsumer implements Example {
                 produce(pipe, producers, numStages, stage, numBatches, b + numStages, buffer, bufferLen, in);
             } else {
                 // Consume the oldest batch
-                consume(pipe, consumer, block.size() - producerCount, stage, b, buffer, bufferLen, out);
+                consume(ctx, pipe, consumer, block.size() - producerCount, stage, b, buffer, bufferLen, out);
             }
             stage = (stage + 1) % numStages;
         }

@@ -7,6 +7,7 @@ import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
+import dev.jpipeline.simt.KernelContext;
 import dev.jpipeline.simt.ThreadBlock;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -19,11 +20,23 @@ import java.lang.foreign.ValueLayout;
  */
 public final class ReferenceKernel implements Example {
 
-    static final int GROUP = 128;
-    static final int SUBSETS = 64;
+    private final int groupSize;
+    private final int subsets;
 
-    /** The example at its built-in size: a group of {@value #GROUP} threads, {@value #SUBSETS} subsets. */
+    /** The example at its built-in size: a group of 128 threads, 64 subsets. */
     public ReferenceKernel() {
+        this(128, 64);
+    }
+
+    private ReferenceKernel(int groupSize, int subsets) {
+        this.groupSize = groupSize;
+        this.subsets = subsets;
+    }
+
+    /** A group of 16 threads, 4 subsets. */
+    @Override
+    public Example forChecking() {
+        return new ReferenceKernel(16, 4);
     }
 
     @Override
@@ -38,7 +51,7 @@ public final class ReferenceKernel implements Example {
 
     @Override
     public int threads() {
-        return GROUP;
+        return groupSize;
     }
 
     private static MemorySegment ints(int n, java.util.function.IntUnaryOperator f) {
@@ -51,11 +64,11 @@ public final class ReferenceKernel implements Example {
 
     @Override
     public boolean run() {
-        int total = GROUP * SUBSETS;
+        int total = groupSize * subsets;
         MemorySegment global0 = ints(total, i -> i);
         MemorySegment global1 = ints(total, i -> 7 * i);
         MemorySegment out = ints(total, i -> 0);
-        Kernel.launch(Dim3.of(1), Dim3.of(GROUP), 4L * 4 * GROUP, ctx -> {
+        Kernel.launch(Dim3.of(1), Dim3.of(groupSize), 4L * 4 * groupSize, ctx -> {
             MemorySegment s = ctx.dynamicShared();                           // extern __shared__ T s[]
             ThreadBlock group = ctx.block();
             long bytes = 4L * group.size();
@@ -69,18 +82,18 @@ public final class ReferenceKernel implements Example {
             memcpyAsync(group, shared[0].asSlice(bytes), global1.asSlice(0), bytes, pipeline);
             pipeline.producerCommit();
             // Pipelined copy/compute.
-            for (int subset = 1; subset < SUBSETS; ++subset) {
+            for (int subset = 1; subset < subsets; ++subset) {
                 pipeline.producerAcquire();
                 memcpyAsync(group, shared[subset % 2], global0.asSlice(subset * bytes), bytes, pipeline);
                 memcpyAsync(group, shared[subset % 2].asSlice(bytes), global1.asSlice(subset * bytes), bytes, pipeline);
                 pipeline.producerCommit();
                 pipeline.consumerWait();
-                compute(shared[(subset - 1) % 2], group, out, subset - 1);
+                compute(ctx, shared[(subset - 1) % 2], group, out, subset - 1);
                 pipeline.consumerRelease();
             }
             // Drain the pipeline.
             pipeline.consumerWait();
-            compute(shared[(SUBSETS - 1) % 2], group, out, SUBSETS - 1);
+            compute(ctx, shared[(subsets - 1) % 2], group, out, subsets - 1);
             pipeline.consumerRelease();
         });
         for (int i = 0; i < total; i++) {
@@ -91,9 +104,10 @@ public final class ReferenceKernel implements Example {
         return true;
     }
 
-    private static void compute(MemorySegment ptr, ThreadBlock group, MemorySegment out, int subset) {
+    private static void compute(KernelContext ctx, MemorySegment ptr, ThreadBlock group, MemorySegment out,
+                                int subset) {
         int r = group.threadRank();
-        int sum = ptr.getAtIndex(ValueLayout.JAVA_INT, r) + ptr.getAtIndex(ValueLayout.JAVA_INT, group.size() + r);
+        int sum = ctx.loadInt(ptr, r) + ctx.loadInt(ptr, group.size() + r);
         out.setAtIndex(ValueLayout.JAVA_INT, (long) subset * group.size() + r, sum);
     }
 }

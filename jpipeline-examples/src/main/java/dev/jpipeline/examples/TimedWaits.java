@@ -14,16 +14,45 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
- * Timed waits ({@code consumer_wait_for}, {@code consumer_wait_until}): one slow producer thread, 31 consumers
- * that poll with a 1 ms limit (doing other work between polls) and finish with a deadline.
+ * Timed waits ({@code consumer_wait_for}, {@code consumer_wait_until}): one slow producer thread, which pauses
+ * before each of its 8 batches, and the block's other threads as consumers that poll with a 1 ms limit (doing
+ * other work between polls) and finish with a deadline.
  */
 public final class TimedWaits implements Example {
 
-    static final int THREADS = 32;
     static final int BATCHES = 8;
 
-    /** The example at its built-in size: {@value #THREADS} threads, {@value #BATCHES} batches. */
+    private final int threads;
+    private final Duration producerDelay;
+
+    /** The example at its built-in size: 32 threads, the producer pausing 2 ms before each batch. */
     public TimedWaits() {
+        this(32, Duration.ofMillis(2));
+    }
+
+    /**
+     * A sized instance.
+     *
+     * @param threads threads in the block, at least 2: one producer, the others consumers
+     * @param producerDelay how long the producer pauses before each batch; zero or more
+     * @throws IllegalArgumentException when {@code threads < 2} or the delay is negative
+     */
+    public TimedWaits(int threads, Duration producerDelay) {
+        if (threads < 2 || producerDelay.isNegative()) {
+            throw new IllegalArgumentException("timed waits need at least 2 threads and a delay of 0 or more, got "
+                + threads + " threads and " + producerDelay);
+        }
+        this.threads = threads;
+        this.producerDelay = producerDelay;
+    }
+
+    /**
+     * 8 threads and no pause: checked execution's timed waits run on a virtual clock, which moves only when every
+     * thread waits, so a pause would cost real time and change nothing.
+     */
+    @Override
+    public Example forChecking() {
+        return new TimedWaits(8, Duration.ZERO);
     }
 
     @Override
@@ -38,21 +67,22 @@ public final class TimedWaits implements Example {
 
     @Override
     public int threads() {
-        return THREADS;
+        return threads;
     }
 
     @Override
     public boolean run() {
         MemorySegment in = Floats.floats(BATCHES, i -> 100 + i);
         AtomicBoolean ok = new AtomicBoolean(true);
-        Kernel.launch(Dim3.of(1), Dim3.of(THREADS), 4L * 2, ctx -> {
+        long delay = producerDelay.toNanos();
+        Kernel.launch(Dim3.of(1), Dim3.of(threads), 4L * 2, ctx -> {
             var block = ctx.block();
             MemorySegment smem = ctx.dynamicShared();
             PipelineSharedState state = ctx.shared("state", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
             Pipeline pipe = Pipeline.make(block, state, 1);
             for (int b = 0; b < BATCHES; b++) {
                 if (block.threadRank() == 0) {
-                    LockSupport.parkNanos(2_000_000);         // a slow producer
+                    LockSupport.parkNanos(delay);               // a slow producer
                     pipe.producerAcquire();
                     memcpyAsync(Floats.slice(smem, b % 2, 1), Floats.slice(in, b, 1), 4, pipe);
                     pipe.producerCommit();
@@ -60,7 +90,7 @@ public final class TimedWaits implements Example {
                     boolean ready = b == BATCHES - 1
                         ? pipe.consumerWaitUntil(Instant.now().plusSeconds(30))
                         : pollUntilReady(pipe);
-                    if (!ready || Floats.get(smem, b % 2) != 100 + b) {
+                    if (!ready || ctx.loadFloat(smem, b % 2) != 100 + b) {
                         ok.set(false);
                     }
                     pipe.consumerRelease();

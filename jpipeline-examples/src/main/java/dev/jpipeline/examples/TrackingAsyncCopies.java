@@ -5,6 +5,7 @@ import static dev.jpipeline.MemcpyAsync.memcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
+import dev.jpipeline.simt.KernelContext;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -12,14 +13,38 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * CUDA Programming Guide 4.10.6, the {@code cuda::pipeline} version: each thread uses its own thread-scope
  * pipeline to copy its element of four blocks of {@code in} into shared memory, in three stages, and consumes
  * them stage by stage. (The guide's listing copies the first element in every thread; here thread t copies
- * element t, as its comments describe.)
+ * element t, as its comments describe.) A thread's wait covers only its own copies, so each stage is used after
+ * the {@code __syncthreads} that makes every thread's copies visible: thread t checks element
+ * {@code blockSize - 1 - t} of each block of the stage, which the mirrored thread copied.
  */
 public final class TrackingAsyncCopies implements Example {
 
-    static final int BLOCK_SIZE = 128;
+    private final int blockSize;
+    /** The planted mistake, or null for the documentation's code. */
+    private final Fault fault;
 
-    /** The example at its built-in size: one block of {@value #BLOCK_SIZE} threads. */
+    /** The example at its built-in size: one block of 128 threads. */
     public TrackingAsyncCopies() {
+        this(128, null);
+    }
+
+    private TrackingAsyncCopies(int blockSize, Fault fault) {
+        this.blockSize = blockSize;
+        this.fault = fault;
+    }
+
+    /**
+     * One block of 16 threads (32, one warp, for the {@code __syncwarp} mistake), with {@code fault} planted (or
+     * none: null).
+     */
+    static TrackingAsyncCopies small(Fault fault) {
+        return new TrackingAsyncCopies(fault == Fault.SYNCWARP_MASKS_DISAGREE ? 32 : 16, fault);
+    }
+
+    /** One block of 16 threads. */
+    @Override
+    public Example forChecking() {
+        return small(null);
     }
 
     @Override
@@ -34,14 +59,14 @@ public final class TrackingAsyncCopies implements Example {
 
     @Override
     public int threads() {
-        return BLOCK_SIZE;
+        return blockSize;
     }
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(4 * BLOCK_SIZE, i -> i * 0.5);
+        MemorySegment in = Floats.floats(4 * blockSize, i -> i * 0.5);
         AtomicBoolean ok = new AtomicBoolean(true);
-        Kernel.launch(Dim3.of(1), Dim3.of(BLOCK_SIZE), 4L * 4 * BLOCK_SIZE, ctx -> {
+        Kernel.launch(Dim3.of(1), Dim3.of(blockSize), 4L * 4 * blockSize, ctx -> {
             MemorySegment buffer = ctx.dynamicShared();        // __shared__ float buffer[4 * block_size]
             int t = ctx.threadIdx().x();
             Pipeline pipeline = Pipeline.make();
@@ -51,25 +76,49 @@ public final class TrackingAsyncCopies implements Example {
             pipeline.producerCommit();
             // Second stage: one element of the second and third blocks
             pipeline.producerAcquire();
-            memcpyAsync(Floats.slice(buffer, BLOCK_SIZE + t, 1), Floats.slice(in, BLOCK_SIZE + t, 1), 4, pipeline);
-            memcpyAsync(Floats.slice(buffer, 2 * BLOCK_SIZE + t, 1), Floats.slice(in, 2 * BLOCK_SIZE + t, 1), 4,
+            memcpyAsync(Floats.slice(buffer, blockSize + t, 1), Floats.slice(in, blockSize + t, 1), 4, pipeline);
+            memcpyAsync(Floats.slice(buffer, 2 * blockSize + t, 1), Floats.slice(in, 2 * blockSize + t, 1), 4,
                 pipeline);
             pipeline.producerCommit();
             // Third stage: one element of the last block
             pipeline.producerAcquire();
-            memcpyAsync(Floats.slice(buffer, 3 * BLOCK_SIZE + t, 1), Floats.slice(in, 3 * BLOCK_SIZE + t, 1), 4,
+            memcpyAsync(Floats.slice(buffer, 3 * blockSize + t, 1), Floats.slice(in, 3 * blockSize + t, 1), 4,
                 pipeline);
             pipeline.producerCommit();
             int[][] stageBlocks = {{0}, {1, 2}, {3}};
             for (int[] blocks : stageBlocks) {
                 pipeline.consumerWait();                        // the oldest stage
                 pipeline.consumerRelease();
-                ctx.syncThreads();
-                if (!Floats.sameBlocks(buffer, in, blocks, BLOCK_SIZE)) {   // use the stage's data
-                    ok.set(false);
+                syncThreads(ctx);                               // __syncthreads()
+                for (int block : blocks) {                      // use the stage's data
+                    long i = (long) block * blockSize + blockSize - 1 - t;
+                    if (ctx.loadFloat(buffer, i) != Floats.get(in, i)) {
+                        ok.set(false);
+                    }
                 }
             }
         });
         return ok.get();
+    }
+
+    /** {@code __syncthreads()}, or the planted mistake in its place. */
+    private void syncThreads(KernelContext ctx) {
+        switch (fault) {
+            case NO_SYNCTHREADS -> {
+                // BUG: no __syncthreads: the other threads' copies may still be in flight
+            }
+            case DIVERGENT_SYNCTHREADS -> {
+                if (ctx.threadIdx().x() % 2 == 0) {
+                    ctx.syncThreads();                          // BUG: two call sites of __syncthreads
+                } else {
+                    ctx.syncThreads();
+                }
+            }
+            case SYNCWARP_MASKS_DISAGREE -> {
+                // BUG: the block is one warp; the first half-warp names only its own lanes, the second all
+                ctx.syncWarp(ctx.threadIdx().x() < 16 ? 0x0000ffff : 0xffffffff);
+            }
+            case null, default -> ctx.syncThreads();
+        }
     }
 }

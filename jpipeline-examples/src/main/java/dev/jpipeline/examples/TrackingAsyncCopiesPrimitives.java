@@ -9,13 +9,37 @@ import dev.jpipeline.simt.Kernel;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-/** CUDA Programming Guide 4.10.6, the primitives version ({@code __pipeline_memcpy_async} and friends). */
+/**
+ * CUDA Programming Guide 4.10.6, the primitives version ({@code __pipeline_memcpy_async} and friends): three
+ * batches of copies, then three waits for all but the 2, 1 and 0 newest batches, each followed by
+ * {@code __syncthreads} and a use of the blocks ready by then (thread t checks element {@code blockSize - 1 - t}
+ * of each, which the mirrored thread copied).
+ */
 public final class TrackingAsyncCopiesPrimitives implements Example {
 
-    static final int BLOCK_SIZE = 128;
+    private final int blockSize;
+    /** The planted mistake, or null for the documentation's code. */
+    private final Fault fault;
 
-    /** The example at its built-in size: one block of {@value #BLOCK_SIZE} threads. */
+    /** The example at its built-in size: one block of 128 threads. */
     public TrackingAsyncCopiesPrimitives() {
+        this(128, null);
+    }
+
+    private TrackingAsyncCopiesPrimitives(int blockSize, Fault fault) {
+        this.blockSize = blockSize;
+        this.fault = fault;
+    }
+
+    /** One block of 16 threads, with {@code fault} planted (or none: null). */
+    static TrackingAsyncCopiesPrimitives small(Fault fault) {
+        return new TrackingAsyncCopiesPrimitives(16, fault);
+    }
+
+    /** One block of 16 threads. */
+    @Override
+    public Example forChecking() {
+        return small(null);
     }
 
     @Override
@@ -30,33 +54,41 @@ public final class TrackingAsyncCopiesPrimitives implements Example {
 
     @Override
     public int threads() {
-        return BLOCK_SIZE;
+        return blockSize;
     }
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(4 * BLOCK_SIZE, i -> 3 * i + 1);
+        MemorySegment in = Floats.floats(4 * blockSize, i -> 3 * i + 1);
         AtomicBoolean ok = new AtomicBoolean(true);
-        Kernel.launch(Dim3.of(1), Dim3.of(BLOCK_SIZE), 4L * 4 * BLOCK_SIZE, ctx -> {
+        Kernel.launch(Dim3.of(1), Dim3.of(blockSize), 4L * 4 * blockSize, ctx -> {
             MemorySegment buffer = ctx.dynamicShared();
             int t = ctx.threadIdx().x();
             // First batch: one element of the first block
             pipelineMemcpyAsync(Floats.slice(buffer, t, 1), Floats.slice(in, t, 1), 4);
             pipelineCommit();
             // Second batch: one element of the second and third blocks
-            pipelineMemcpyAsync(Floats.slice(buffer, BLOCK_SIZE + t, 1), Floats.slice(in, BLOCK_SIZE + t, 1), 4);
-            pipelineMemcpyAsync(Floats.slice(buffer, 2 * BLOCK_SIZE + t, 1), Floats.slice(in, 2 * BLOCK_SIZE + t, 1), 4);
+            pipelineMemcpyAsync(Floats.slice(buffer, blockSize + t, 1), Floats.slice(in, blockSize + t, 1), 4);
+            pipelineMemcpyAsync(Floats.slice(buffer, 2 * blockSize + t, 1), Floats.slice(in, 2 * blockSize + t, 1),
+                4);
             pipelineCommit();
             // Third batch: one element of the last block
-            pipelineMemcpyAsync(Floats.slice(buffer, 3 * BLOCK_SIZE + t, 1), Floats.slice(in, 3 * BLOCK_SIZE + t, 1), 4);
+            pipelineMemcpyAsync(Floats.slice(buffer, 3 * blockSize + t, 1), Floats.slice(in, 3 * blockSize + t, 1),
+                4);
             pipelineCommit();
+            if (fault == Fault.RETURN_BEFORE_SYNCTHREADS && t == blockSize - 1) {
+                return;                                     // BUG: the others wait for it in __syncthreads
+            }
             int[] priors = {2, 1, 0};
             int[][] blocksReady = {{0}, {0, 1, 2}, {0, 1, 2, 3}};
             for (int step = 0; step < 3; step++) {
-                pipelineWaitPrior(priors[step]);               // all but the `prior` newest batches
+                pipelineWaitPrior(priors[step]);            // all but the `prior` newest batches
                 ctx.syncThreads();
-                if (!Floats.sameBlocks(buffer, in, blocksReady[step], BLOCK_SIZE)) {
-                    ok.set(false);
+                for (int block : blocksReady[step]) {
+                    long i = (long) block * blockSize + blockSize - 1 - t;
+                    if (ctx.loadFloat(buffer, i) != Floats.get(in, i)) {
+                        ok.set(false);
+                    }
                 }
             }
         });
