@@ -288,9 +288,10 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     /**
-     * Under the lock, under checked execution: the session picks among the ready threads, the next unstarted one and
-     * the pending copies (a copy it picks lands, and it picks again). With no candidate, time passes to the earliest
-     * timed wait, or the block has hung (reported at once) or ends.
+     * Under the lock, under checked execution: the session decides whether a copy in flight lands (which, then it
+     * decides again), else which of the ready threads and the next unstarted one runs; copies always land when no
+     * thread can run. With no candidate, time passes to the earliest timed wait, or the block has hung (reported at
+     * once) or ends.
      */
     private KernelThread passTurnChecked() {
         for (;;) {
@@ -304,12 +305,12 @@ final class BlockScheduler implements HangDetector.Participant {
                 }
                 continue;
             }
-            int choice = candidates == 1 ? 0 : checked.session.choose(candidates);
-            if (choice >= threadCandidates) {
-                checked.land(choice - threadCandidates);        // may wake threads: they join the ready queue
+            int copies = candidates - threadCandidates;
+            if (copies > 0 && (threadCandidates == 0 || checked.session.landsNow())) {
+                checked.land(copies == 1 ? 0 : checked.session.choose(copies));   // may wake threads: they get ready
                 continue;
             }
-            return giveTurn(choice);
+            return giveTurn(threadCandidates == 1 ? 0 : checked.session.choose(threadCandidates));
         }
     }
 

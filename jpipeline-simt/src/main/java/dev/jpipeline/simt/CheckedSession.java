@@ -12,8 +12,11 @@ import java.util.SplittableRandom;
  * Confinement: a checked launch runs one CUDA thread at a time (BlockScheduler's turn, one resident block), and
  * the turn passes under the scheduler's lock, so every call here is ordered by those hand-offs: plain fields.
  * The launching thread reads the finding after the launch returned (launch's happens-before).
- * Decisions: choose(n) with n >= 2 candidates counts one decision; the first schedule.randomizedDecisions() of
- * them draw from the seed, the rest take candidate 0 (the oldest ready thread: round-robin).
+ * Decisions: choose(n) with n >= 2 candidates, and landsNow() (whether a copy in flight lands while a thread
+ * could run), count one decision each; the first schedule.randomizedDecisions() of them draw from the seed, the
+ * rest take candidate 0 (the oldest ready thread: round-robin) and land no copy until nothing else can run.
+ * Lateness: each schedule draws how eagerly its copies land while threads could run (1 in 2, 1 in 8, 1 in 64
+ * decisions, or never), so that some schedules land copies early and others as late as the waits allow.
  * </pre>
  */
 final class CheckedSession {
@@ -25,6 +28,8 @@ final class CheckedSession {
     /** The thread that runs the schedule: the only one whose launches it may check. */
     final Thread owner = Thread.currentThread();
     private final SplittableRandom random;
+    /** A copy lands, while a thread could run, at 1 in landOdds decisions; 0: only when nothing else can run. */
+    private final int landOdds;
     private long decisions;
     /** Virtual nanoTime of timed waits: moves only when nothing else can run (BlockScheduler). */
     private long clock = 1L << 40;
@@ -38,11 +43,19 @@ final class CheckedSession {
     CheckedSession(Schedule schedule) {
         this.schedule = schedule;
         this.random = new SplittableRandom(schedule.seed());
+        this.landOdds = LAND_ODDS[random.nextInt(LAND_ODDS.length)];
     }
+
+    private static final int[] LAND_ODDS = {2, 8, 64, 0};
 
     /** One decision among {@code n >= 2} candidates: an index in {@code 0..n-1}. */
     int choose(int n) {
         return ++decisions <= schedule.randomizedDecisions() ? random.nextInt(n) : 0;
+    }
+
+    /** Whether a copy in flight lands now, though a thread could run: one decision. */
+    boolean landsNow() {
+        return ++decisions <= schedule.randomizedDecisions() && landOdds != 0 && random.nextInt(landOdds) == 0;
     }
 
     long decisions() {
