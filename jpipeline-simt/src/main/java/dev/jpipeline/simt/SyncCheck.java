@@ -58,7 +58,7 @@ final class SyncCheck {
         }
         if (sitesMatter && arrived > 0 && !site.equals(firstSite)) {
             throw checked.violation(FindingKind.DIVERGENT_BARRIER, who + " reached " + what + " at " + site
-                + ", but " + others(kt) + " wait in " + what + " at " + firstSite + ": a barrier in divergent "
+                + ", but " + others(kt) + " in " + what + " at " + firstSite + ": a barrier in divergent "
                 + "code (a GPU hangs or misbehaves)");
         }
         if (laneMasks != null) {
@@ -96,13 +96,15 @@ final class SyncCheck {
         boolean member = at >= 0 && at < span && (mask == 0 || (mask >>> at & 1) != 0);
         if (member && arrived > 0) {
             kt.checked.fail(FindingKind.PARTIAL_BARRIER, kt.checked.name(kt) + " exited while " + others(kt)
-                + " wait in " + what + " at " + firstSite + ": a barrier that only part of its threads reach (a GPU "
+                + " in " + what + " at " + firstSite + ": a barrier that only part of its threads reach (a GPU "
                 + "hangs or misbehaves)");
         }
     }
 
+    /** Who waits in the current phase, with the verb: "thread (0, 0, 0) waits", "thread (0, 0, 0) and 3 others wait". */
     private String others(KernelThread kt) {
-        return "thread " + kt.scheduler.launch.threadIndex(firstArriver)
-            + (arrived > 1 ? " and " + (arrived - 1) + " other(s)" : "");
+        String first = "thread " + kt.scheduler.launch.threadIndex(firstArriver);
+        return arrived == 1 ? first + " waits" : first + " and " + (arrived - 1) + (arrived == 2 ? " other" : " others")
+            + " wait";
     }
 }
