@@ -329,6 +329,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
         session.trace(copy, " lands", failure == null ? "" : " (failed: " + failure + ")");
         if (copy.landing != null) {
             copy.landing.copyLanded(failure);
+        } else if (failure != null) {       // a primitive's copy: no stage to fail, so the launch fails, as at issue
+            launch.fail(copy + " failed when it landed: " + failure, failure);
         }
     }
 

@@ -233,6 +233,24 @@ class CheckedExecutionTest {
     }
 
     @Test
+    void aPrimitiveCopyThatFailsWhenItLandsFailsTheLaunch() {
+        Outcome<Object> o = CheckedExecution.replay(Schedule.of(1), () -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(1), 16, ctx -> {
+                Arena arena = Arena.ofShared();
+                MemorySegment src = arena.allocate(4, 4);
+                PipelinePrimitives.pipelineMemcpyAsync(ctx.dynamicShared().asSlice(0, 4), src, 4);
+                PipelinePrimitives.pipelineCommit();
+                arena.close();                      // the copy has not landed yet: its source is gone
+                PipelinePrimitives.pipelineWaitPrior(0);
+            });
+            return null;
+        });
+        assertNotNull(o.finding());
+        assertEquals(FindingKind.FAILURE, o.finding().kind());
+        assertTrue(o.finding().message().contains("failed when it landed"), o.finding().message());
+    }
+
+    @Test
     void timedWaitsUseTheVirtualClock() {
         // the consumer polls while the producer is slow: each poll times out only when nothing else can run
         Supplier<Integer> run = () -> {
