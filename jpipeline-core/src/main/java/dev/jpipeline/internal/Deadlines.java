@@ -40,7 +40,8 @@ public final class Deadlines {
     /** The deadline at {@code deadline}, measured once against the wall clock now (as CUDA does). */
     public static long fromInstant(Instant deadline) {
         Objects.requireNonNull(deadline, "deadline");
-        Instant now = Instant.now();
+        ParkListener listener = ParkListener.current();
+        Instant now = listener == null ? Instant.now() : listener.instantNow();
         if (!deadline.isAfter(now)) {
             return POLL_ONCE;
         }

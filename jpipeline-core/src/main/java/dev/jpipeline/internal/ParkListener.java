@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import java.time.Instant;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -67,6 +68,17 @@ public interface ParkListener {
      */
     default long nanoTime() {
         return System.nanoTime();
+    }
+
+    /**
+     * The clock of the current thread's {@code Instant} deadlines: {@link Instant#now()} by default; checked
+     * execution's is the wall clock at the run's start plus virtual time, so that a deadline does not depend on how
+     * long the run has taken.
+     *
+     * @return the current instant on this listener's clock
+     */
+    default Instant instantNow() {
+        return Instant.now();
     }
 
     /**

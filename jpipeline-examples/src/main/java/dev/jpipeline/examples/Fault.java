@@ -46,9 +46,9 @@ enum Fault {
 
     /** 4.10.6 ({@link TrackingAsyncCopies}, one warp): {@code __syncwarp} masks that disagree. */
     SYNCWARP_MASKS_DISAGREE("4.10.6 cuda::pipeline: __syncwarp masks that disagree", FindingKind.WARP_MASK,
-        "the block is one warp, so __syncthreads became __syncwarp, but the first half-warp passes its own "
-            + "lanes (0x0000ffff) and the second half the full mask: lanes that disagree on the mask hang on a GPU, "
-            + "or run on unsynchronized"),
+        "the block is one warp, so __syncthreads became __syncwarp, but lane 0 passes only the first half-warp "
+            + "(0x0000ffff) and the others the full mask, so each waits for the other: lanes that disagree on the "
+            + "mask hang on a GPU, or run on unsynchronized"),
 
     /** The blog's binary partitions ({@link BinaryPartitions}): unguarded roles, the failure not caught. */
     UNGUARDED_ROLES("binary partitions: unguarded roles, failure not caught", FindingKind.ROLE_MIXUP,

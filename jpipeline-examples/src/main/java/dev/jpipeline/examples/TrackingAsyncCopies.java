@@ -115,8 +115,8 @@ public final class TrackingAsyncCopies implements Example {
                 }
             }
             case SYNCWARP_MASKS_DISAGREE -> {
-                // BUG: the block is one warp; the first half-warp names only its own lanes, the second all
-                ctx.syncWarp(ctx.threadIdx().x() < 16 ? 0x0000ffff : 0xffffffff);
+                // BUG: the block is one warp; lane 0 names only the first half-warp, the others all lanes
+                ctx.syncWarp(ctx.threadIdx().x() == 0 ? 0x0000ffff : 0xffffffff);
             }
             case null, default -> ctx.syncThreads();
         }

@@ -131,7 +131,7 @@ final class BlockScheduler implements HangDetector.Participant {
             launch.run(next);
         }
         boolean timed = deadline != Deadlines.NO_DEADLINE;
-        while (holder != kt) {
+        while (holder != kt && !unwindAtOnce()) {
             if (!timed) {
                 LockSupport.park(blocker);
                 continue;
@@ -170,7 +170,7 @@ final class BlockScheduler implements HangDetector.Participant {
     void yieldPoint(KernelThread kt, String what) {
         KernelThread next;
         synchronized (this) {
-            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0) {
+            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
                 return;
             }
             enqueueReady(kt);
@@ -181,7 +181,7 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         if (next != kt) {
             launch.run(next);
-            while (holder != kt) {
+            while (holder != kt && !unwindAtOnce()) {
                 LockSupport.park(this);
             }
         }
@@ -198,11 +198,28 @@ final class BlockScheduler implements HangDetector.Participant {
                     Thread t = makeReady(kt);
                     toUnpark = t != null ? t : toUnpark;
                 }
+                if (kt != null && checked != null && kt.state != KernelThread.FINISHED && kt.strand != null) {
+                    LockSupport.unpark(kt.strand.thread());     // checked: it unwinds at once (unwindAtOnce)
+                }
             }
         }
         if (toUnpark != null) {
             LockSupport.unpark(toUnpark);
         }
+    }
+
+    /**
+     * Under checked execution, once the launch is aborted, every waiting thread unwinds without waiting for the
+     * turn: the holder may be stuck outside jpipeline (a Java lock that a waiting thread holds), so the one-at-a-time
+     * rule gives way to letting every thread leave.
+     */
+    private boolean unwindAtOnce() {
+        return checked != null && launch.aborted();
+    }
+
+    /** The thread holding the turn now, or null: read by the launching thread's watch. */
+    KernelThread holderNow() {
+        return holder;
     }
 
     /**
@@ -224,6 +241,11 @@ final class BlockScheduler implements HangDetector.Participant {
             }
         }
         return b == null ? null : b + (n > 4 ? " and " + (n - 4) + " more, which exited," : " (exited)");
+    }
+
+    /** Under checked execution: whether the thread of block rank {@code rank} has finished. */
+    synchronized boolean hasFinished(int rank) {
+        return rank < nextRank && threads[rank] != null && threads[rank].state == KernelThread.FINISHED;
     }
 
     /** The holder's wait has ended: progress (called by the holder only). */

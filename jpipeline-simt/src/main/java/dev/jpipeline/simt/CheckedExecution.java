@@ -82,7 +82,7 @@ public final class CheckedExecution {
         Throwable thrown = null;
         try {
             result = ScopedValue.where(SESSION, session).call(run::get);
-        } catch (RuntimeException | Error e) {
+        } catch (Throwable e) {           // whatever the run throws, even a checked exception thrown sneakily
             thrown = e;
         }
         if (thrown != null && !session.hasFinding()) {

@@ -52,6 +52,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
     private final List<SharedShadow> shadows = new ArrayList<>();
     /** Copies issued and not landed, oldest first. */
     private final List<PendingCopy> pending = new ArrayList<>();
+    /**
+     * The current block's threads' depth in code that holds a lock the other threads may need (a shared variable's
+     * init, run under the map's lock), by rank: no scheduling point switches there, or the next thread to ask for
+     * the variable would block on the lock, holding the turn.
+     */
+    private int[] noSwitchDepth;
     /** The current block's threads' deadlines, by rank: of the timed wait each is blocked in (virtual clock). */
     long[] deadlines;
     /** The current block's threads' primitives' copies not committed yet, by rank (lazily made). */
@@ -75,6 +81,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** A block starts: its shared memory is poisoned, and the last block's is no longer watched. */
     @SuppressWarnings("unchecked")
     void blockStarts(BlockState block) {
+        noSwitchDepth = new int[block.size];
         deadlines = new long[block.size];
         Arrays.fill(deadlines, Deadlines.NO_DEADLINE);
         openBatches = new List[block.size];
@@ -84,6 +91,21 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (block.dynamicShared.byteSize() > 0) {
             shadows.add(new SharedShadow("dynamic shared memory", block.dynamicShared));
         }
+    }
+
+    /** Runs {@code action} ({@code kt}'s, under a lock) with no scheduling point switching away from {@code kt}. */
+    <T> T withoutSwitches(KernelThread kt, java.util.function.Supplier<T> action) {
+        noSwitchDepth[kt.rank]++;
+        try {
+            return action.get();
+        } finally {
+            noSwitchDepth[kt.rank]--;
+        }
+    }
+
+    /** Whether {@code kt}'s scheduling points switch now. */
+    boolean switches(KernelThread kt) {
+        return noSwitchDepth[kt.rank] == 0;
     }
 
     /** A __shared__ array was made: poisoned and watched. */
@@ -100,13 +122,13 @@ final class CheckedLaunch implements Interleaver, CopyService {
         return null;
     }
 
-    /** An accessor read: a scheduling point, then the poison check. */
-    void load(KernelThread kt, MemorySegment memory, long offset, int bytes) {
+    /** An accessor read of element {@code index} ({@code bytes} wide): a scheduling point, then the poison check. */
+    void load(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "load");
-        if (!memory.isNative() || offset < 0 || offset + bytes > memory.byteSize()) {
+        if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;                 // not shared memory, or the access itself throws
         }
-        long address = memory.address() + offset;
+        long address = memory.address() + index * bytes;
         SharedShadow shadow = shadowOf(address);
         if (shadow == null) {
             return;
@@ -122,12 +144,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
     }
 
     /** An accessor write: a scheduling point; the thread becomes the words' last writer. */
-    void store(KernelThread kt, MemorySegment memory, long offset, int bytes) {
+    void store(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "store");
-        if (!memory.isNative() || offset < 0 || offset + bytes > memory.byteSize()) {
+        if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;
         }
-        long address = memory.address() + offset;
+        long address = memory.address() + index * bytes;
         SharedShadow shadow = shadowOf(address);
         if (shadow != null) {
             shadow.mark(address, bytes, SharedShadow.STORED, kt.rank);
@@ -171,7 +193,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (freed != null) {
             KernelThread kt = current();
             for (MemorySegment dst : freed) {
-                poison(dst, SharedShadow.RELEASED, kt.rank);
+                if (dst.isNative() && shadowOf(dst.address()) != null) {   // a stage buffer; global memory is output
+                    poison(dst, SharedShadow.RELEASED, kt.rank);
+                }
             }
             session.trace(kt, " releases stage ", stage, " for every consumer: ", freed.size(),
                 " destination(s) poisoned");
@@ -347,6 +371,42 @@ final class CheckedLaunch implements Interleaver, CopyService {
     // ---------------------------------------------------------------------------------------------------------
     // Findings
 
+    /** The launching thread's watch: how long the turn's holder has waited outside jpipeline, in ms. */
+    private long holderStuckMillis;
+    private KernelThread holderSeen;
+
+    /**
+     * Called by the launching thread on each tick: whether the thread holding {@code block}'s turn has waited outside
+     * jpipeline (a Java monitor or lock, a JDK wait without a timeout) for the hang patience; then reported as a hang,
+     * with its stack, and the launch fails. Under checked execution only the holder runs, so a lock that a waiting
+     * thread holds across a scheduling point can never be released: without this, the launch would never return.
+     */
+    boolean holderStuck(BlockScheduler block, long tickMillis) {
+        KernelThread kt = block == null ? null : block.holderNow();
+        Strand strand = kt == null ? null : kt.strand;
+        Thread.State state = strand == null ? null : strand.thread().getState();
+        boolean waiting = state == Thread.State.BLOCKED || state == Thread.State.WAITING;
+        if (!waiting || kt != holderSeen) {
+            holderSeen = waiting ? kt : null;
+            holderStuckMillis = 0;
+            return false;
+        }
+        holderStuckMillis += tickMillis;
+        if (holderStuckMillis < Kernel.hangPatienceMillis()) {
+            return false;
+        }
+        StringBuilder stack = new StringBuilder();
+        for (StackTraceElement e : strand.thread().getStackTrace()) {
+            stack.append("\n        at ").append(e);
+        }
+        fail(FindingKind.HANG, kt + " holds the turn but has waited outside jpipeline for " + holderStuckMillis
+            + " ms (" + (state == Thread.State.BLOCKED ? "a Java monitor" : "a Java lock or a JDK wait") + "): under "
+            + "checked execution only the thread holding the turn runs, so a lock held by a thread that waits for the "
+            + "turn is never released; do not hold a lock across a scheduling point (a pipeline operation, a sync, an "
+            + "accessor)" + stack);
+        return true;
+    }
+
     /** Records a finding raised in a kernel thread, and returns the exception that fails it. */
     CheckViolation violation(FindingKind kind, String message) {
         session.report(kind, message);
@@ -360,13 +420,53 @@ final class CheckedLaunch implements Interleaver, CopyService {
     }
 
     /** The first frame outside the runtime: where the kernel called a sync. */
-    static String callSite() {
-        return StackWalker.getInstance().walk(frames -> frames
-            .filter(f -> !isRuntime(f.getClassName()))
-            .findFirst()
-            .map(f -> f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "." + f.getMethodName()
-                + "(" + f.getFileName() + ":" + f.getLineNumber() + ")")
-            .orElse("?"));
+    static Site callSite() {
+        return StackWalker.getInstance().walk(frames -> {
+            StringBuilder key = new StringBuilder();
+            String shown = null;
+            boolean inKernel = false;
+            for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
+                if (isRuntime(f.getClassName())) {
+                    if (inKernel) {
+                        break;                  // the kernel's frames end where the runtime called its body
+                    }
+                    continue;
+                }
+                inKernel = true;
+                key.append(f.getClassName()).append('.').append(f.getMethodName()).append('@')
+                    .append(f.getByteCodeIndex()).append(';');
+                String frame = f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "."
+                    + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber() + ")";
+                if (shown == null) {
+                    shown = frame;
+                } else if (!shown.contains(" from ")) {
+                    shown += " from " + frame;
+                }
+            }
+            return new Site(key.toString(), shown == null ? "?" : shown);
+        });
+    }
+
+    /**
+     * Where a kernel called a sync: its whole chain of kernel frames, each by method and bytecode index (two calls
+     * of one helper from different places, or two calls on one line, are different sites, as two inlined barriers
+     * are on a GPU), shown by the innermost frame and its caller.
+     */
+    record Site(String key, String shown) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof Site s && s.key.equals(key);
+        }
+
+        @Override
+        public int hashCode() {
+            return key.hashCode();
+        }
+
+        @Override
+        public String toString() {
+            return shown;
+        }
     }
 
     private static boolean isRuntime(String className) {

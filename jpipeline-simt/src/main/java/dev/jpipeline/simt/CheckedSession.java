@@ -1,5 +1,6 @@
 package dev.jpipeline.simt;
 
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -11,7 +12,8 @@ import java.util.SplittableRandom;
  * <pre>
  * Confinement: a checked launch runs one CUDA thread at a time (BlockScheduler's turn, one resident block), and
  * the turn passes under the scheduler's lock, so every call here is ordered by those hand-offs: plain fields.
- * The launching thread reads the finding after the launch returned (launch's happens-before).
+ * The finding is the exception: the launching thread may report a holder stuck outside jpipeline while a kernel
+ * thread reports something else, so the finding's fields are guarded by this.
  * Decisions: choose(n) with n >= 2 candidates, and landsNow() (whether a copy in flight lands while a thread
  * could run), count one decision each; the first schedule.randomizedDecisions() of them draw from the seed, the
  * rest take candidate 0 (the oldest ready thread: round-robin) and land no copy until nothing else can run.
@@ -31,8 +33,12 @@ final class CheckedSession {
     /** A copy lands, while a thread could run, at 1 in landOdds decisions; 0: only when nothing else can run. */
     private final int landOdds;
     private long decisions;
+    /** Where the virtual clock starts. */
+    private static final long CLOCK_ORIGIN = 1L << 40;
     /** Virtual nanoTime of timed waits: moves only when nothing else can run (BlockScheduler). */
-    private long clock = 1L << 40;
+    private long clock = CLOCK_ORIGIN;
+    /** The wall clock when the run started: Instant deadlines are read against it plus virtual time. */
+    private final Instant started = Instant.now();
     /** The last steps: each the decision count then the parts of its text, formatted only for a finding. */
     private final Object[][] trace = new Object[TRACE_DEPTH][];
     private long traced;
@@ -66,6 +72,11 @@ final class CheckedSession {
         return clock;
     }
 
+    /** The run's instant: its start on the wall clock plus the virtual time that has passed. */
+    Instant instantNow() {
+        return started.plusNanos(clock - CLOCK_ORIGIN);
+    }
+
     /** Time passes (nothing else could run): the clock moves to {@code to}, if later. */
     void advanceTo(long to) {
         if (to - clock > 0) {
@@ -82,7 +93,7 @@ final class CheckedSession {
     }
 
     /** Records the run's first finding; later ones are consequences. Returns whether this one was first. */
-    boolean report(FindingKind kind, String message) {
+    synchronized boolean report(FindingKind kind, String message) {
         if (findingKind != null) {
             return false;
         }
@@ -92,19 +103,19 @@ final class CheckedSession {
         return true;
     }
 
-    boolean hasFinding() {
+    synchronized boolean hasFinding() {
         return findingKind != null;
     }
 
-    FindingKind findingKind() {
+    synchronized FindingKind findingKind() {
         return findingKind;
     }
 
-    String findingMessage() {
+    synchronized String findingMessage() {
         return findingMessage;
     }
 
-    List<String> findingTrace() {
+    synchronized List<String> findingTrace() {
         return findingTrace == null ? traceSteps() : findingTrace;
     }
 

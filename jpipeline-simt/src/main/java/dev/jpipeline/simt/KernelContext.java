@@ -247,7 +247,8 @@ public final class KernelContext {
     public <T> T shared(Object key, Supplier<T> init) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(init, "init");
-        return block.shared(key, init);
+        return thread.checked == null ? block.shared(key, init)
+            : thread.checked.withoutSwitches(thread, () -> block.shared(key, init));
     }
 
     /**
@@ -273,7 +274,8 @@ public final class KernelContext {
     public <T> T global(Object key, Supplier<T> init) {
         Objects.requireNonNull(key, "key");
         Objects.requireNonNull(init, "init");
-        return launch.global(key, init);
+        return thread.checked == null ? launch.global(key, init)
+            : thread.checked.withoutSwitches(thread, () -> launch.global(key, init));
     }
 
     /**
@@ -307,12 +309,13 @@ public final class KernelContext {
      * @param memory the segment to read, not null
      * @param index  the element index
      * @return the float at byte offset {@code 4 * index}
-     * @throws IndexOutOfBoundsException as {@link MemorySegment#getAtIndex(ValueLayout.OfFloat, long)}
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
      * @throws CheckViolation            under checked execution, when the float is poison
      */
     public float loadFloat(MemorySegment memory, long index) {
+        Objects.checkIndex(index, memory.byteSize() / 4);  // getAtIndex would wrap 4 * index around
         if (thread.checked != null) {
-            thread.checked.load(thread, memory, 4 * index, 4);
+            thread.checked.load(thread, memory, index, 4);
         }
         return memory.getAtIndex(ValueLayout.JAVA_FLOAT, index);
     }
@@ -324,11 +327,12 @@ public final class KernelContext {
      * @param memory the segment to write, not null
      * @param index  the element index
      * @param value  the value
-     * @throws IndexOutOfBoundsException as {@link MemorySegment#setAtIndex(ValueLayout.OfFloat, long, float)}
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
      */
     public void storeFloat(MemorySegment memory, long index, float value) {
+        Objects.checkIndex(index, memory.byteSize() / 4);
         if (thread.checked != null) {
-            thread.checked.store(thread, memory, 4 * index, 4);
+            thread.checked.store(thread, memory, index, 4);
         }
         memory.setAtIndex(ValueLayout.JAVA_FLOAT, index, value);
     }
@@ -339,12 +343,13 @@ public final class KernelContext {
      * @param memory the segment to read, not null
      * @param index  the element index
      * @return the int at byte offset {@code 4 * index}
-     * @throws IndexOutOfBoundsException as {@link MemorySegment#getAtIndex(ValueLayout.OfInt, long)}
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
      * @throws CheckViolation            under checked execution, when the int is poison
      */
     public int loadInt(MemorySegment memory, long index) {
+        Objects.checkIndex(index, memory.byteSize() / 4);  // getAtIndex would wrap 4 * index around
         if (thread.checked != null) {
-            thread.checked.load(thread, memory, 4 * index, 4);
+            thread.checked.load(thread, memory, index, 4);
         }
         return memory.getAtIndex(ValueLayout.JAVA_INT, index);
     }
@@ -355,11 +360,12 @@ public final class KernelContext {
      * @param memory the segment to write, not null
      * @param index  the element index
      * @param value  the value
-     * @throws IndexOutOfBoundsException as {@link MemorySegment#setAtIndex(ValueLayout.OfInt, long, int)}
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
      */
     public void storeInt(MemorySegment memory, long index, int value) {
+        Objects.checkIndex(index, memory.byteSize() / 4);
         if (thread.checked != null) {
-            thread.checked.store(thread, memory, 4 * index, 4);
+            thread.checked.store(thread, memory, index, 4);
         }
         memory.setAtIndex(ValueLayout.JAVA_INT, index, value);
     }

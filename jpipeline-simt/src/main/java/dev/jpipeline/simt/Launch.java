@@ -259,6 +259,10 @@ final class Launch {
             abortBlocks();                      // again: a block that became resident, or parked, since the abort
             return;
         }
+        if (checked != null && checked.holderStuck(resident.get(0), TICK_MILLIS)) {
+            abortBlocks();
+            return;
+        }
         String report = monitor.hang();
         if (report != null) {
             fail(report, null);

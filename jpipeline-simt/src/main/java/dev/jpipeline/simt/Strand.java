@@ -4,6 +4,7 @@ import dev.jpipeline.internal.BatchSequence;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.LogicalThread;
 import dev.jpipeline.internal.ParkListener;
+import java.time.Instant;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -109,6 +110,13 @@ final class Strand implements ParkListener, Runnable {
     public long nanoTime() {
         CheckedLaunch checked = launch.checked;
         return checked == null ? System.nanoTime() : checked.session.nanoTime();
+    }
+
+    /** Checked execution's: the wall clock at the run's start plus virtual time. */
+    @Override
+    public Instant instantNow() {
+        CheckedLaunch checked = launch.checked;
+        return checked == null ? Instant.now() : checked.session.instantNow();
     }
 
     @Override

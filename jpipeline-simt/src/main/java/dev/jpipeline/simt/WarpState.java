@@ -25,8 +25,8 @@ final class WarpState {
     private final String name;
     /** Block rank of lane 0. */
     private final int first;
-    /** Under checked execution, the mask each lane waits with in a warp sync (0: none), else null. */
-    private final int[] laneMasks;
+    /** Under checked execution, the masks of the lanes' warp syncs, else null. */
+    private final SyncCheck.LaneMasks laneMasks;
     /** Barriers of partial-mask __syncwarp, by mask. */
     private final ConcurrentHashMap<Integer, SyncSite> partials = new ConcurrentHashMap<>();
     /** Next index of the actual sequence. */
@@ -43,7 +43,7 @@ final class WarpState {
         this.lanes = lanes;
         this.name = "warp " + warpId + " of block " + blockIdx;
         this.first = warpId * Kernel.WARP_SIZE;
-        this.laneMasks = checked == null ? null : new int[lanes];
+        this.laneMasks = checked == null ? null : new SyncCheck.LaneMasks(lanes);
         this.sync = new SyncSite("__syncwarp of " + name, new PhaseBarrier(lanes, this::reconverge),
             checked == null ? null : new SyncCheck("__syncwarp", first, lanes, fullMask(), laneMasks, false));
     }
