@@ -189,6 +189,18 @@ class CheckedExecutionTest {
     }
 
     @Test
+    void aLaneThatLeavesAfterAnotherMaskIsAMaskDisagreement() {
+        Finding f = found(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(32), 0, ctx -> {
+                // the low half syncs among itself and leaves; the high half waits for every lane
+                ctx.syncWarp(ctx.laneId() < 16 ? 0x0000ffff : 0xffffffff);
+            });
+            return 0;
+        }, FindingKind.WARP_MASK);
+        assertTrue(f.message().contains("0x0000ffff") && f.message().contains("left after"), f.message());
+    }
+
+    @Test
     void aDeadlockIsReportedAtOnceAsAHang() {
         long start = System.nanoTime();
         Finding f = found(() -> {
