@@ -11,10 +11,15 @@ import java.util.concurrent.locks.LockSupport;
  *
  * <pre>
  * The block has one turn. Its holder runs; every other started thread is READY (woken, waiting for the turn, in
- * wake order) or BLOCKED (parked in a wait). When the holder parks or finishes, the TurnPolicy picks the next
- * holder among the ready threads and the next unstarted thread; with neither, the block is idle (holder null) until
+ * wake order) or BLOCKED (parked in a wait). When the holder parks or finishes, the next holder is the next
+ * unstarted thread, else the oldest ready one (round-robin: every thread gets a first turn before any gets a
+ * second, as a GPU starts every thread of a resident block); with neither, the block is idle (holder null) until
  * a wake from outside the block (a landing copy, another block's thread, a timed wait that expired) hands the turn
  * to the woken thread.
+ *
+ * Checked execution (CheckedLaunch): the session's seed picks instead, among the ready threads, the next unstarted
+ * one and the copies in flight, at every scheduling point of the holder (yieldPoint) as well; a block with no
+ * candidate but blocked threads has hung, unless a timed wait can time out on the virtual clock.
  *
  * Lazy threads: a thread starts as a plain call on the strand (Strand: a virtual thread) that picked it, and keeps
  * that strand only if it blocks; a thread that finishes hands its strand to the next unstarted thread. A kernel
@@ -39,7 +44,6 @@ final class BlockScheduler implements HangDetector.Participant {
     final Launch launch;
     final BlockState block;
     final int slot;
-    private final TurnPolicy policy;
     /** The launch's checked execution, or null: then the session decides, at every scheduling point. */
     private final CheckedLaunch checked;
     /** Started threads by rank: the abort wakes every blocked one. Guarded by this. */
@@ -61,11 +65,10 @@ final class BlockScheduler implements HangDetector.Participant {
     /** Waits that ended, written by the turn's holder only; read by the launch's hang watch. */
     private volatile long waitsEnded;
 
-    BlockScheduler(Launch launch, BlockState block, int slot, TurnPolicy policy) {
+    BlockScheduler(Launch launch, BlockState block, int slot) {
         this.launch = launch;
         this.block = block;
         this.slot = slot;
-        this.policy = policy;
         this.checked = launch.checked;
         this.threads = new KernelThread[block.size];
         this.ready = new KernelThread[block.size];
@@ -292,7 +295,7 @@ final class BlockScheduler implements HangDetector.Participant {
             holder = null;
             return null;
         }
-        return giveTurn(readyCount + (canStart ? 1 : 0) == 1 ? 0 : choose(canStart));
+        return giveTurn(canStart ? readyCount : 0);     // round-robin: unstarted threads first, then in wake order
     }
 
     /** Under the lock: the turn goes to ready thread {@code choice}, or to a new thread when it is readyCount. */
@@ -371,26 +374,6 @@ final class BlockScheduler implements HangDetector.Participant {
             }
         }
         return any;
-    }
-
-    /**
-     * Under the lock: asks the policy. A policy that throws or names no candidate fails the launch (the runtime's
-     * fault, reported as such) and round-robin decides instead, so that the block still moves and can unwind.
-     */
-    private int choose(boolean canStart) {
-        int choice;
-        try {
-            choice = policy.next(readyCount, canStart);
-        } catch (RuntimeException e) {
-            launch.fail("the turn policy of block " + block.blockIdx + " failed: " + e, e);
-            return TurnPolicy.ROUND_ROBIN.next(readyCount, canStart);
-        }
-        if (choice >= 0 && (choice < readyCount || choice == readyCount && canStart)) {
-            return choice;
-        }
-        launch.fail("the turn policy of block " + block.blockIdx + " chose " + choice + " of " + readyCount
-            + " ready threads" + (canStart ? " and an unstarted one" : " (none unstarted)"), null);
-        return TurnPolicy.ROUND_ROBIN.next(readyCount, canStart);
     }
 
     private KernelThread takeReady(int index) {

@@ -82,13 +82,8 @@ public final class Kernel {
      *                                  kernel threads to unwind)
      */
     public static void launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body) {
-        launch(grid, block, dynamicSharedBytes, body, TurnPolicy.ROUND_ROBIN);
-    }
-
-    /** {@link #launch} with the choice of the next thread of a block made by {@code policy}. */
-    static void launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, TurnPolicy policy) {
         new Launch(checked(grid, block, dynamicSharedBytes), block, dynamicSharedBytes,
-            Objects.requireNonNull(body, "body"), false, policy).run();
+            Objects.requireNonNull(body, "body"), false).run();
     }
 
     /**
@@ -123,8 +118,7 @@ public final class Kernel {
             throw new IllegalArgumentException("a cooperative launch runs every thread at once: at most 65536 "
                 + "threads, got " + g.volume() + " blocks of " + block.volume());
         }
-        new Launch(g, block, dynamicSharedBytes, Objects.requireNonNull(body, "body"), true, TurnPolicy.ROUND_ROBIN)
-            .run();
+        new Launch(g, block, dynamicSharedBytes, Objects.requireNonNull(body, "body"), true).run();
     }
 
     private static Dim3 checked(Dim3 grid, Dim3 block, long dynamicSharedBytes) {

@@ -38,7 +38,6 @@ final class Launch {
     /** Checked execution's state for this launch, or null for a normal launch. */
     final CheckedLaunch checked;
     private final boolean cooperative;
-    private final TurnPolicy policy;
     private final Dim3[] threadIndex;
     private final int blocks;
     /**
@@ -61,9 +60,8 @@ final class Launch {
     /** Set under idle's lock when the launch is over, so that idle strands end; volatile for their unlocked look. */
     private volatile boolean over;
 
-    Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative, TurnPolicy policy) {
+    Launch(Dim3 grid, Dim3 block, long dynamicSharedBytes, KernelBody body, boolean cooperative) {
         this.gridDim = grid;
-        this.policy = policy;
         this.blockDim = block;
         this.body = body;
         this.cooperative = cooperative;
@@ -191,7 +189,7 @@ final class Launch {
                 if (checked != null) {
                     checked.blockStarts(block);
                 }
-                BlockScheduler scheduler = new BlockScheduler(this, block, slot, policy);
+                BlockScheduler scheduler = new BlockScheduler(this, block, slot);
                 resident.set(slot, scheduler);
                 monitor.resident(scheduler);
                 KernelThread first = scheduler.begin();

@@ -1,8 +1,6 @@
 package dev.jpipeline.simt;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.Pipeline;
@@ -79,35 +77,25 @@ class BlockSchedulerTest {
         assertEquals(256, strands.size(), "each of the 256 threads blocks (or trips the barrier) on its own strand");
     }
 
-    /** The order in which one block's threads pass the point after a barrier, under {@code policy}. */
-    private static List<Integer> orderAfterBarrier(TurnPolicy policy) {
+    /** The order in which one block's threads pass the point after a barrier. */
+    private static List<Integer> orderAfterBarrier() {
         List<Integer> order = new ArrayList<>();
         Kernel.launch(Dim3.of(1), Dim3.of(8), 0, ctx -> {
             ctx.syncThreads();
             order.add(ctx.threadRank());        // one thread at a time: a plain list is safe
-        }, policy);
+        });
         return order;
     }
 
     @Test
-    void theTurnPolicyDecidesWhoRunsNextAndTheOrderIsRepeatable() {
-        TurnPolicy newestFirst = (ready, canStart) -> canStart ? ready : ready - 1;
-        List<Integer> roundRobin = orderAfterBarrier(TurnPolicy.ROUND_ROBIN);
-        List<Integer> lifo = orderAfterBarrier(newestFirst);
-        assertEquals(8, roundRobin.size());
-        assertNotEquals(roundRobin, lifo, "the policy did not change the order");
+    void theTurnGoesRoundRobinAndTheOrderIsRepeatable() {
+        List<Integer> first = orderAfterBarrier();
+        // the last to arrive goes on; the barrier wakes the others newest first (its waiters are a stack), and the
+        // turn passes in wake order
+        assertEquals(List.of(7, 6, 5, 4, 3, 2, 1, 0), first);
         for (int run = 0; run < 3; run++) {
-            assertEquals(roundRobin, orderAfterBarrier(TurnPolicy.ROUND_ROBIN), "round-robin order changed");
-            assertEquals(lifo, orderAfterBarrier(newestFirst), "newest-first order changed");
+            assertEquals(first, orderAfterBarrier(), "round-robin order changed");
         }
-    }
-
-    @Test
-    void aPolicyThatChoosesNobodyFailsTheLaunchWithItsChoice() {
-        TurnPolicy broken = (ready, canStart) -> -1;
-        KernelFailure failure = assertThrows(KernelFailure.class,
-            () -> Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> ctx.syncThreads(), broken));
-        assertTrue(failure.getMessage().contains("turn policy of block (0, 0, 0) chose -1 of 3 ready threads"), failure.getMessage());
     }
 
     @Test
