@@ -1,0 +1,233 @@
+package dev.jpipeline;
+
+import dev.jpipeline.internal.RegionLayout;
+import dev.jpipeline.internal.RegionMembers;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.nio.channels.FileChannel;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+
+/**
+ * A memory-mapped file that several JVM processes share: the home of {@link ThreadScope#SYSTEM} state and of the
+ * data it guards, for example a file under {@code /dev/shm}. It mirrors what CUDA means by system scope: memory
+ * that every thread of the system sees (host, devices, and other processes through shared or managed memory). No
+ * CUDA counterpart as a class: CUDA code places system-scope objects in such memory itself.
+ *
+ * <p>A region starts with a versioned header (docs/system-scope.md has the layout), then the data. The header
+ * holds the members: each process that {@link #join}s takes a rank, recorded with its pid and start time, so that
+ * a process that died is recognised (a reused pid comes with another start time) and its rank can be taken again.
+ *
+ * <p>Who may use it: a region is created readable and writable by its owner only (mode {@code rw-------}) unless
+ * {@link Sharing#GROUP} is asked for ({@code rw-rw----}). Opening a region of another user without group access,
+ * or a file that is not a region, fails with an {@link IllegalArgumentException} naming the file and the rule.
+ */
+public final class SharedRegion implements AutoCloseable {
+
+    /** Who may open a region. */
+    public enum Sharing {
+        /** The creating user only: mode {@code rw-------}. */
+        OWNER,
+        /** The creating user and its group: mode {@code rw-rw----}. */
+        GROUP
+    }
+
+    /** The largest data part: a mapped segment is limited by the address space, not by an int. */
+    public static final long MAX_DATA_BYTES = 1L << 40;
+
+    private final Path file;
+    private final Arena arena;
+    private final MemorySegment region;
+    private final MemorySegment data;
+    /** Ranks this handle joined: left on close. Guarded by this. */
+    private final List<Integer> joined = new ArrayList<>();
+
+    private SharedRegion(Path file, Arena arena, MemorySegment region) {
+        this.file = file;
+        this.arena = arena;
+        this.region = region;
+        this.data = region.asSlice(RegionLayout.HEADER_BYTES);
+    }
+
+    /**
+     * Creates a region file of a header and {@code dataBytes} of data, and maps it.
+     *
+     * @param file      the file to create; it must not exist
+     * @param dataBytes the data part's size, 0 to {@link #MAX_DATA_BYTES}
+     * @param sharing   who may open it
+     * @return the mapped region; close it to unmap
+     * @throws IllegalArgumentException when {@code dataBytes} is out of range, or the file exists
+     * @throws UncheckedIOException     when the file cannot be created or mapped
+     */
+    public static SharedRegion create(Path file, long dataBytes, Sharing sharing) {
+        Objects.requireNonNull(file, "file");
+        Objects.requireNonNull(sharing, "sharing");
+        if (dataBytes < 0 || dataBytes > MAX_DATA_BYTES) {
+            throw new IllegalArgumentException("a region's data has 0.." + MAX_DATA_BYTES + " bytes, got " + dataBytes);
+        }
+        Set<PosixFilePermission> mode = PosixFilePermissions.fromString(sharing == Sharing.OWNER ? "rw-------"
+            : "rw-rw----");
+        try {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(mode));
+            Files.setPosixFilePermissions(file, mode);          // the umask may have taken group bits away
+        } catch (FileAlreadyExistsException e) {
+            throw new IllegalArgumentException("cannot create region " + file + ": the file exists (open it, or "
+                + "delete it first)", e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create region " + file + ": " + e.getMessage(), e);
+        }
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MemorySegment region = channel.map(FileChannel.MapMode.READ_WRITE, 0,
+                RegionLayout.HEADER_BYTES + dataBytes, arena);
+            RegionLayout.format(region);
+            return new SharedRegion(file, arena, region);
+        } catch (IOException | RuntimeException e) {
+            arena.close();
+            throw e instanceof IOException io ? new UncheckedIOException("cannot map region " + file + ": "
+                + io.getMessage(), io) : (RuntimeException) e;
+        }
+    }
+
+    /**
+     * Opens and maps an existing region, checking its header.
+     *
+     * @param file the region's file
+     * @return the mapped region; close it to unmap
+     * @throws IllegalArgumentException when the file does not exist, belongs to another user without group access,
+     *                                  cannot be read and written (naming its mode), or is not a region of this
+     *                                  layout version (wrong magic, wrong version, wrong size, truncated)
+     * @throws UncheckedIOException     when the file cannot be mapped
+     */
+    public static SharedRegion open(Path file) {
+        Objects.requireNonNull(file, "file");
+        checkAccess(file);
+        Arena arena = Arena.ofShared();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            MemorySegment region = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
+            RegionLayout.check(region, "region " + file);
+            return new SharedRegion(file, arena, region);
+        } catch (AccessDeniedException e) {
+            arena.close();
+            throw new IllegalArgumentException("cannot open region " + file + ": permission denied (" + mode(file)
+                + ")", e);
+        } catch (IOException e) {
+            arena.close();
+            throw new UncheckedIOException("cannot map region " + file + ": " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            arena.close();
+            throw e;
+        }
+    }
+
+    /** Refuses a file that does not exist, or that the region rules do not let this user join. */
+    private static void checkAccess(Path file) {
+        PosixFileAttributes attributes;
+        try {
+            attributes = Files.readAttributes(file, PosixFileAttributes.class);
+        } catch (NoSuchFileException e) {
+            throw new IllegalArgumentException("cannot open region " + file + ": no such file", e);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open region " + file + ": " + e.getMessage(), e);
+        }
+        if (!attributes.isRegularFile()) {
+            throw new IllegalArgumentException("cannot open region " + file + ": not a regular file");
+        }
+        String me = System.getProperty("user.name");
+        Set<PosixFilePermission> perms = attributes.permissions();
+        boolean groupAccess = perms.contains(PosixFilePermission.GROUP_READ)
+            && perms.contains(PosixFilePermission.GROUP_WRITE);
+        if (!attributes.owner().getName().equals(me) && !groupAccess) {
+            throw new IllegalArgumentException("cannot open region " + file + ": it belongs to user "
+                + attributes.owner().getName() + " with mode " + PosixFilePermissions.toString(perms) + ", so only "
+                + "its owner may join (create it with Sharing.GROUP to share it with a group)");
+        }
+    }
+
+    private static String mode(Path file) {
+        try {
+            PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class);
+            return "owner " + a.owner().getName() + ", mode " + PosixFilePermissions.toString(a.permissions());
+        } catch (IOException e) {
+            return "mode unknown: " + e.getMessage();
+        }
+    }
+
+    /**
+     * Joins the region's group as rank {@code rank} of {@code groupSize}: records this process (pid and start
+     * time) in the rank's slot. The first join fixes the group's size. A rank held by a dead process (a crash) is
+     * taken over; a region whose every member is dead takes a new group of any size.
+     *
+     * @param groupSize the group's size, 1 to {@link RegionLayout#SLOTS}
+     * @param rank      this member's rank, 0 to {@code groupSize - 1}
+     * @throws IllegalArgumentException when the size or the rank is out of range, or the region's live group has
+     *                                  another size (naming both and the live members)
+     * @throws IllegalStateException    when a live process holds the rank (naming its pid)
+     */
+    public synchronized void join(int groupSize, int rank) {
+        if (groupSize < 1 || groupSize > RegionLayout.SLOTS || rank < 0 || rank >= groupSize) {
+            throw new IllegalArgumentException("a region's group has 1.." + RegionLayout.SLOTS + " members and "
+                + "ranks 0..size-1, got rank " + rank + " of " + groupSize);
+        }
+        RegionMembers.join(region, "region " + file, groupSize, rank);
+        joined.add(rank);
+    }
+
+    /**
+     * Describes the members: each rank's process and whether it lives.
+     *
+     * @return one line per rank of the current group, or "no group" when nobody has joined
+     */
+    public String members() {
+        return RegionMembers.describe(region);
+    }
+
+    /**
+     * The data part: the region after its header, the same bytes in every process that maps the file.
+     *
+     * @return the data, 16-byte aligned (page aligned); valid until {@link #close()}
+     */
+    public MemorySegment data() {
+        return data;
+    }
+
+    /**
+     * The region's file.
+     *
+     * @return the path it was created or opened with
+     */
+    public Path file() {
+        return file;
+    }
+
+    /** Leaves every rank this handle joined, and unmaps the region. */
+    @Override
+    public synchronized void close() {
+        if (!arena.scope().isAlive()) {
+            return;
+        }
+        for (int rank : joined) {
+            RegionMembers.leave(region, rank);
+        }
+        joined.clear();
+        arena.close();
+    }
+
+    @Override
+    public String toString() {
+        return "SharedRegion[" + file + ", " + data.byteSize() + " data bytes]";
+    }
+}

@@ -1,0 +1,50 @@
+package dev.jpipeline.internal;
+
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * A process as a shared region records it: its pid and its start time, in milliseconds since the epoch. The pair
+ * names one process for good: a pid that the system reuses after its process died comes with another start time,
+ * so a reused pid is never taken for a live member.
+ *
+ * @param pid         the process id, above 0
+ * @param startMillis the process's start time (from {@link ProcessHandle.Info#startInstant()}), or 0 where the
+ *                    system does not tell it (then only the pid is matched)
+ */
+public record ProcessIdentity(long pid, long startMillis) {
+
+    /** This process. */
+    public static final ProcessIdentity CURRENT = of(ProcessHandle.current());
+
+    /** The identity of {@code process}. */
+    static ProcessIdentity of(ProcessHandle process) {
+        return new ProcessIdentity(process.pid(), startOf(process).orElse(0L));
+    }
+
+    private static Optional<Long> startOf(ProcessHandle process) {
+        return process.info().startInstant().map(Instant::toEpochMilli);
+    }
+
+    /**
+     * Whether the process is alive: a live process with this pid and, where both are known, this start time.
+     *
+     * @return false when no process has the pid, or the one that has it started at another time
+     */
+    public boolean isAlive() {
+        if (pid == CURRENT.pid) {
+            return startMillis == CURRENT.startMillis;
+        }
+        Optional<ProcessHandle> process = ProcessHandle.of(pid).filter(ProcessHandle::isAlive);
+        if (process.isEmpty()) {
+            return false;
+        }
+        long started = startOf(process.get()).orElse(0L);
+        return startMillis == 0 || started == 0 || started == startMillis;
+    }
+
+    @Override
+    public String toString() {
+        return "pid " + pid + (startMillis == 0 ? "" : " (started " + Instant.ofEpochMilli(startMillis) + ")");
+    }
+}

@@ -1,0 +1,153 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.RandomAccessFile;
+import java.lang.foreign.ValueLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Shared regions: creation, checks on open, and the members' join protocol, across processes too. */
+@Timeout(60)
+class SharedRegionTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aRegionIsSharedByEveryMappingOfItsFile() throws IOException {
+        Path file = dir.resolve("r");
+        try (SharedRegion a = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER);
+             SharedRegion b = SharedRegion.open(file)) {
+            a.data().set(ValueLayout.JAVA_LONG, 4096, 0x1234_5678_9ABCL);
+            assertEquals(0x1234_5678_9ABCL, b.data().get(ValueLayout.JAVA_LONG, 4096));
+            assertEquals(1 << 16, b.data().byteSize());
+        }
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+        Path shared = dir.resolve("g");
+        SharedRegion.create(shared, 0, SharedRegion.Sharing.GROUP).close();
+        assertEquals("rw-rw----", PosixFilePermissions.toString(Files.getPosixFilePermissions(shared)));
+    }
+
+    @Test
+    void creatingOverAnExistingFileIsRefused() throws IOException {
+        Path file = Files.writeString(dir.resolve("exists"), "x");
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER));
+        assertTrue(e.getMessage().contains("the file exists"), e.getMessage());
+        assertThrows(IllegalArgumentException.class,
+            () -> SharedRegion.create(dir.resolve("n"), -1, SharedRegion.Sharing.OWNER));
+    }
+
+    private static String refusal(Path file) {
+        return assertThrows(IllegalArgumentException.class, () -> SharedRegion.open(file)).getMessage();
+    }
+
+    @Test
+    void badRegionsAreRefusedWithTheRuleTheyBreak() throws IOException {
+        Path missing = dir.resolve("missing");
+        assertTrue(refusal(missing).contains("no such file"), refusal(missing));
+
+        Path random = dir.resolve("random");
+        Files.write(random, new byte[8192]);
+        assertTrue(refusal(random).contains("not a jpipeline region") && refusal(random).contains("magic"),
+            refusal(random));
+
+        Path small = dir.resolve("small");
+        Files.write(small, new byte[100]);
+        assertTrue(refusal(small).contains("fewer than a region's 4096-byte header"), refusal(small));
+
+        Path version = dir.resolve("version");
+        SharedRegion.create(version, 64, SharedRegion.Sharing.OWNER).close();
+        try (RandomAccessFile f = new RandomAccessFile(version.toFile(), "rw")) {
+            f.seek(8);
+            f.write(new byte[] {7, 0, 0, 0});
+        }
+        assertTrue(refusal(version).contains("layout version 7; this build reads version 1"), refusal(version));
+
+        Path truncated = dir.resolve("truncated");
+        SharedRegion.create(truncated, 1 << 20, SharedRegion.Sharing.OWNER).close();
+        try (RandomAccessFile f = new RandomAccessFile(truncated.toFile(), "rw")) {
+            f.setLength(8192);
+        }
+        assertTrue(refusal(truncated).contains("8192 bytes but its header says 1052672 (a truncated file?)"),
+            refusal(truncated));
+    }
+
+    @Test
+    void anotherUsersPrivateRegionIsRefusedNamingTheOwnerAndMode() throws IOException {
+        Path file = dir.resolve("theirs");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        UserPrincipal nobody;
+        try {
+            nobody = file.getFileSystem().getUserPrincipalLookupService().lookupPrincipalByName("nobody");
+            Files.setOwner(file, nobody);
+        } catch (IOException notPermitted) {
+            org.junit.jupiter.api.Assumptions.abort("cannot give the file to user nobody here: " + notPermitted);
+            return;
+        }
+        String message = refusal(file);
+        assertTrue(message.contains("belongs to user nobody with mode rw-------"), message);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-rw----"));
+        SharedRegion.open(file).close();         // group access: the rules let it in (the OS decides the rest)
+    }
+
+    @Test
+    void joiningChecksRanksAndTheGroupSize() {
+        Path file = dir.resolve("join");
+        try (SharedRegion a = SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER);
+             SharedRegion b = SharedRegion.open(file)) {
+            a.join(2, 0);
+            IllegalStateException twice = assertThrows(IllegalStateException.class, () -> b.join(2, 0));
+            assertTrue(twice.getMessage().contains("rank 0 of region " + file + " is already joined by this process"),
+                twice.getMessage());
+            IllegalArgumentException size = assertThrows(IllegalArgumentException.class, () -> b.join(3, 1));
+            assertTrue(size.getMessage().contains("owned by a live group of 2 members (rank 0: pid "), size.getMessage());
+            assertThrows(IllegalArgumentException.class, () -> b.join(2, 2));
+            b.join(2, 1);
+            assertTrue(a.members().contains("rank 1: pid " + ProcessHandle.current().pid()), a.members());
+        }
+        try (SharedRegion c = SharedRegion.open(file)) {
+            assertTrue(c.members().contains("rank 0: free") && c.members().contains("rank 1: free"), c.members());
+            c.join(3, 2);                        // everyone left: a group of another size may form
+        }
+    }
+
+    @Test
+    void aLiveProcessHoldsItsRankAndACrashedOnesRankIsTakenOver() throws Exception {
+        Path file = dir.resolve("crash");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        Process child = RegionChild.start(file, 2, 1);
+        try {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()));
+            assertEquals("joined", out.readLine());
+            try (SharedRegion region = SharedRegion.open(file)) {
+                IllegalStateException taken = assertThrows(IllegalStateException.class, () -> region.join(2, 1));
+                assertTrue(taken.getMessage().contains("is taken by live pid " + child.pid()), taken.getMessage());
+                child.destroyForcibly();         // SIGKILL: it leaves its rank behind
+                assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+                assertTrue(region.members().contains("rank 1: pid " + child.pid()) && region.members().contains("dead"),
+                    region.members());
+            }
+            try (SharedRegion reopened = SharedRegion.open(file)) {   // the region left behind by the crash
+                reopened.join(2, 1);            // the stale member is detected and its rank taken over
+                reopened.join(2, 0);
+                assertTrue(reopened.members().contains("rank 1: pid " + ProcessHandle.current().pid()),
+                    reopened.members());
+            }
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+}
