@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import dev.jpipeline.internal.RegionGroup;
 import dev.jpipeline.internal.RegionLayout;
 import dev.jpipeline.internal.RegionMembers;
 import java.io.IOException;
@@ -44,6 +45,9 @@ public final class SharedRegion implements AutoCloseable {
         /** The creating user and its group: mode {@code rw-rw----}. */
         GROUP
     }
+
+    /** The most members a region's group has: as many as its header has slots for. */
+    public static final int MAX_MEMBERS = RegionLayout.SLOTS;
 
     /** The largest data part: a mapped segment is limited by the address space, not by an int. */
     public static final long MAX_DATA_BYTES = 1L << 40;
@@ -168,22 +172,28 @@ public final class SharedRegion implements AutoCloseable {
 
     /**
      * Joins the region's group as rank {@code rank} of {@code groupSize}: records this process (pid and start
-     * time) in the rank's slot. The first join fixes the group's size. A rank held by a dead process (a crash) is
-     * taken over; a region whose every member is dead takes a new group of any size.
+     * time) in the rank's slot. The first join fixes the group's size. A member's death breaks its group: the
+     * survivors' syncs fail naming it, and once every member has died or left, the region takes a new group of any
+     * size (a region left behind by a crash can be reopened).
      *
-     * @param groupSize the group's size, 1 to {@link RegionLayout#SLOTS}
+     * @param groupSize the group's size, 1 to {@link #MAX_MEMBERS}
      * @param rank      this member's rank, 0 to {@code groupSize - 1}
+     * @return this member's view of the group: {@code size()} and {@code threadRank()} as joined, and a
+     *         {@code sync()} that waits for every member of every process (and throws an
+     *         {@link IllegalStateException} naming a member that died or left before arriving)
      * @throws IllegalArgumentException when the size or the rank is out of range, or the region's live group has
      *                                  another size (naming both and the live members)
-     * @throws IllegalStateException    when a live process holds the rank (naming its pid)
+     * @throws IllegalStateException    when a live process holds the rank (naming its pid), or the rank's member
+     *                                  died while other members of its group live
      */
-    public synchronized void join(int groupSize, int rank) {
+    public synchronized Group join(int groupSize, int rank) {
         if (groupSize < 1 || groupSize > RegionLayout.SLOTS || rank < 0 || rank >= groupSize) {
             throw new IllegalArgumentException("a region's group has 1.." + RegionLayout.SLOTS + " members and "
                 + "ranks 0..size-1, got rank " + rank + " of " + groupSize);
         }
-        RegionMembers.join(region, "region " + file, groupSize, rank);
+        long epoch = RegionMembers.join(region, "region " + file, groupSize, rank);
         joined.add(rank);
+        return new RegionGroup(region, "region " + file, groupSize, rank, epoch);
     }
 
     /**

@@ -1,13 +1,12 @@
 package dev.jpipeline;
 
-import java.io.File;
+import dev.jpipeline.internal.ChildJvm;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 
 /**
  * A second process for the system-scope tests: opens a region, joins it as {@code rank} of {@code size}, prints
- * {@code joined}, then waits until its standard input closes (or it is killed).
+ * {@code joined}, then, for each line of its standard input, syncs with the group and prints {@code synced}, until
+ * its input closes (or it is killed). A sync that fails prints the failure and exits 3.
  */
 public final class RegionChild {
 
@@ -16,27 +15,27 @@ public final class RegionChild {
 
     public static void main(String[] args) throws Exception {
         try (SharedRegion region = SharedRegion.open(Path.of(args[0]))) {
-            region.join(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
+            Group group = region.join(Integer.parseInt(args[1]), Integer.parseInt(args[2]));
             System.out.println("joined");
             System.out.flush();
-            while (System.in.read() >= 0) {
-                // hold the rank until the parent closes our input or kills us
+            java.io.BufferedReader in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+            while (in.readLine() != null) {
+                try {
+                    group.sync();
+                } catch (IllegalStateException e) {
+                    System.out.println(e.getMessage());
+                    System.exit(3);
+                }
+                System.out.println("synced");
+                System.out.flush();
             }
         }
     }
 
     /** Starts a child JVM joining {@code file} as {@code rank} of {@code size}, with the test's class path. */
     static Process start(Path file, int size, int rank) throws java.io.IOException {
-        List<String> path = new ArrayList<>();
-        for (String property : new String[] {"jdk.module.path", "java.class.path"}) {
-            String value = System.getProperty(property);
-            if (value != null && !value.isBlank()) {
-                path.add(value);
-            }
-        }
-        String java = ProcessHandle.current().info().command().orElse("java");
-        return new ProcessBuilder(java, "-cp", String.join(File.pathSeparator, path), RegionChild.class.getName(),
-            file.toString(), Integer.toString(size), Integer.toString(rank))
+        return new ProcessBuilder(ChildJvm.command(RegionChild.class, file.toString(), Integer.toString(size),
+            Integer.toString(rank)))
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start();
     }

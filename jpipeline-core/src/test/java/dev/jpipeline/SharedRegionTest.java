@@ -125,7 +125,7 @@ class SharedRegionTest {
     }
 
     @Test
-    void aLiveProcessHoldsItsRankAndACrashedOnesRankIsTakenOver() throws Exception {
+    void aLiveProcessHoldsItsRankAndACrashedGroupsRegionTakesANewGroup() throws Exception {
         Path file = dir.resolve("crash");
         SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
         Process child = RegionChild.start(file, 2, 1);
@@ -141,11 +141,65 @@ class SharedRegionTest {
                     region.members());
             }
             try (SharedRegion reopened = SharedRegion.open(file)) {   // the region left behind by the crash
-                reopened.join(2, 1);            // the stale member is detected and its rank taken over
+                reopened.join(2, 1);            // the stale member is detected: a new group forms
                 reopened.join(2, 0);
                 assertTrue(reopened.members().contains("rank 1: pid " + ProcessHandle.current().pid()),
                     reopened.members());
             }
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    @Test
+    void syncWaitsForEveryProcessAndADeadMemberIsNamedWithinTwoSeconds() throws Exception {
+        Path file = dir.resolve("sync");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        Process child = RegionChild.start(file, 2, 1);
+        try (SharedRegion region = SharedRegion.open(file)) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()));
+            java.io.PrintStream in = new java.io.PrintStream(child.getOutputStream(), true);
+            assertEquals("joined", out.readLine());
+            Group group = region.join(2, 0);
+            assertEquals(2, group.size());
+            assertEquals(0, group.threadRank());
+            for (int round = 0; round < 20; round++) {
+                in.println("sync");
+                group.sync();                   // completes only once the child has arrived too
+                assertEquals("synced", out.readLine());
+            }
+            child.destroyForcibly();            // SIGKILL, then a sync that can never complete
+            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+            long start = System.nanoTime();
+            IllegalStateException dead = assertThrows(IllegalStateException.class, group::sync);
+            long millis = (System.nanoTime() - start) / 1_000_000;
+            assertTrue(dead.getMessage().contains("rank 1 (pid " + child.pid()) && dead.getMessage().contains("died"),
+                dead.getMessage());
+            assertTrue(millis < 2000, "the dead member was named after " + millis + " ms");
+            IllegalStateException again = assertThrows(IllegalStateException.class, group::sync);
+            assertTrue(again.getMessage().contains("has broken"), again.getMessage());
+            try (SharedRegion other = SharedRegion.open(file)) {
+                IllegalStateException broken = assertThrows(IllegalStateException.class, () -> other.join(2, 1));
+                assertTrue(broken.getMessage().contains("which died: its group is broken"), broken.getMessage());
+            }
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    @Test
+    void aMemberThatLeavesMidSyncIsNamedByTheOthers() throws Exception {
+        Path file = dir.resolve("leave");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        Process child = RegionChild.start(file, 2, 1);
+        try (SharedRegion region = SharedRegion.open(file)) {
+            BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream()));
+            assertEquals("joined", out.readLine());
+            Group group = region.join(2, 0);
+            child.getOutputStream().close();    // the child leaves without syncing
+            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+            IllegalStateException left = assertThrows(IllegalStateException.class, group::sync);
+            assertTrue(left.getMessage().contains("rank 1 left the group"), left.getMessage());
         } finally {
             child.destroyForcibly();
         }

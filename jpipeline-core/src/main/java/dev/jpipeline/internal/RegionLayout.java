@@ -19,7 +19,10 @@ import java.nio.charset.StandardCharsets;
  *  24  member slots    int, 63
  *  28  group size      int: 0 until the first member joins (set with a CAS), then the size every member joined with
  *  32  epoch           long: bumped (CAS) when a new group forms over a crashed one's stale members
- *  40..63 reserved
+ *  40  sync arrivals   int: members arrived at the group's current sync (RegionGroup)
+ *  44  reserved
+ *  48  sync generation a ProcessWaiting wait word (8 bytes): the group's completed syncs
+ *  56..63 reserved
  *  64  member slot i at 64 + 64 i: pid long @0 (0: free; claimed with a CAS), start millis long @8
  * Cross-process atomics: aligned long and int CASes on the mapped file (VarHandles over the segment), which are
  * atomic between processes on the architectures Java runs on (x86-64, AArch64).
@@ -36,6 +39,8 @@ public final class RegionLayout {
     static final long SLOTS_AT = 24;
     static final long GROUP_SIZE_AT = 28;
     static final long EPOCH_AT = 32;
+    static final long SYNC_ARRIVED_AT = 40;
+    static final long SYNC_GENERATION_AT = 48;
     static final long MEMBERS_AT = 64;
     static final int SLOT_BYTES = 64;
     /** Member slots: as many as fit in the header. */

@@ -9,12 +9,15 @@ import java.lang.foreign.MemorySegment;
  * <pre>
  * join(size, rank), repeated until it returns or throws:
  *   group size 0                 : CAS it to size (the first member fixes it)
- *   group size s != size         : a live member -> refused, naming s and the live members; all dead (a crashed
- *                                  group) -> CAS the epoch, free the dead slots, CAS the size to size
- *   slot free                    : claim it (RegionLayout.claim)
+ *   group size s != size, or the rank held by a dead process (a crash):
+ *                                  a live member -> refused, naming the live members (a member's death breaks
+ *                                  its group: the survivors must leave first); none -> a new group: CAS the
+ *                                  epoch, free the dead slots, clear the sync arrivals the old group left, CAS
+ *                                  the size to size
+ *   slot free                    : claim it (RegionLayout.claim), in the epoch read before (else free it again)
  *   slot held by this process    : refused (one rank per (process, join))
  *   slot held by a live process  : refused, naming the pid
- *   slot held by a dead process  : claim it over the stale member
+ * A group that lost a member is broken (RegionGroup bumps the epoch): its members' syncs fail from then on.
  * Every step is a CAS on a word that only moves forward or is re-read, so racing joiners in several processes each
  * end with a distinct rank or a refusal.
  * </pre>
@@ -24,8 +27,12 @@ public final class RegionMembers {
     private RegionMembers() {
     }
 
-    /** Joins {@code region}'s group (checked arguments): see the class comment. */
-    public static void join(MemorySegment region, String what, int groupSize, int rank) {
+    /**
+     * Joins {@code region}'s group (checked arguments): see the class comment.
+     *
+     * @return the group's epoch that this member joined
+     */
+    public static long join(MemorySegment region, String what, int groupSize, int rank) {
         ProcessIdentity me = ProcessIdentity.CURRENT;
         for (;;) {
             int size = RegionLayout.groupSize(region);
@@ -36,37 +43,58 @@ public final class RegionMembers {
             if (size < 0 || size > RegionLayout.SLOTS) {
                 throw new IllegalArgumentException(what + " has a corrupted header: group size " + size);
             }
-            if (size != groupSize) {
-                String live = liveMembers(region, size);
+            long epoch = RegionLayout.epoch(region);
+            String live = liveMembers(region, size);
+            ProcessIdentity holder = size == groupSize ? RegionLayout.member(region, rank) : null;
+            boolean staleHolder = holder != null && !holder.equals(me) && !holder.isAlive();
+            if (size != groupSize || staleHolder) {
                 if (!live.isEmpty()) {
-                    throw new IllegalArgumentException(what + " is owned by a live group of " + size + " members ("
-                        + live + "); asked to join a group of " + groupSize);
+                    throw size != groupSize
+                        ? new IllegalArgumentException(what + " is owned by a live group of " + size + " members ("
+                            + live + "); asked to join a group of " + groupSize)
+                        : new IllegalStateException("rank " + rank + " of " + what + " was held by " + holder
+                            + ", which died: its group is broken, and its live members (" + live + ") must leave "
+                            + "before a new group forms");
                 }
-                long epoch = RegionLayout.epoch(region);
-                if (RegionLayout.casEpoch(region, epoch, epoch + 1)) {
-                    for (int r = 0; r < RegionLayout.SLOTS; r++) {
-                        ProcessIdentity stale = RegionLayout.member(region, r);
-                        if (stale != null && !stale.isAlive()) {
-                            RegionLayout.claim(region, r, stale, new ProcessIdentity(0, 0));
-                        }
-                    }
-                    RegionLayout.casGroupSize(region, size, groupSize);
-                }
+                newGroup(region, epoch, size, groupSize);       // every member died or left: a new group forms
                 continue;
             }
-            ProcessIdentity holder = RegionLayout.member(region, rank);
             if (holder == null) {
-                if (RegionLayout.claim(region, rank, null, me)) {
-                    return;
+                if (RegionLayout.claim(region, rank, null, me) && RegionLayout.epoch(region) == epoch) {
+                    return epoch;
                 }
+                RegionLayout.release(region, rank, me);         // a new group formed meanwhile: join it afresh
             } else if (holder.equals(me)) {
                 throw new IllegalStateException("rank " + rank + " of " + what + " is already joined by this process "
                     + "(" + me + ")");
-            } else if (holder.isAlive()) {
+            } else {
                 throw new IllegalStateException("rank " + rank + " of " + what + " is taken by live " + holder);
-            } else if (RegionLayout.claim(region, rank, holder, me)) {
-                return;                         // a crashed member's rank, taken over
             }
+        }
+    }
+
+    /** Every member of epoch {@code epoch} died or left: frees their slots and clears their syncs' arrivals. */
+    private static void newGroup(MemorySegment region, long epoch, int size, int groupSize) {
+        if (!RegionLayout.casEpoch(region, epoch, epoch + 1)) {
+            return;                                 // another joiner formed it
+        }
+        for (int r = 0; r < RegionLayout.SLOTS; r++) {
+            ProcessIdentity stale = RegionLayout.member(region, r);
+            if (stale != null && !stale.isAlive()) {
+                RegionLayout.claim(region, r, stale, new ProcessIdentity(0, 0));
+            }
+        }
+        RegionLayout.INT.setVolatile(region, RegionLayout.SYNC_ARRIVED_AT, 0);
+        RegionLayout.casGroupSize(region, size, groupSize);
+    }
+
+    /**
+     * The group of {@code epoch} has lost a member ({@code RegionGroup} found it dead or gone): marks it broken, so
+     * that every member's next sync fails rather than counting arrivals of a group that can never complete.
+     */
+    static void broken(MemorySegment region, long epoch) {
+        if (RegionLayout.casEpoch(region, epoch, epoch + 1)) {
+            RegionLayout.INT.setVolatile(region, RegionLayout.SYNC_ARRIVED_AT, 0);
         }
     }
 

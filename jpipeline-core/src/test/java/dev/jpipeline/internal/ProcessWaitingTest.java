@@ -9,20 +9,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jpipeline.Teams;
-import java.io.File;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
-import java.net.URISyntaxException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -256,7 +252,7 @@ class ProcessWaitingTest {
         Path file = dir.resolve("words");
         Files.write(file, new byte[ProcessWaitingChild.FILE_BYTES]);
         Path log = dir.resolve("child.log");
-        Process child = new ProcessBuilder(childCommand(file))
+        Process child = new ProcessBuilder(ChildJvm.command(ProcessWaitingChild.class, file.toString()))
             .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE);
              Arena shared = Arena.ofShared()) {
@@ -284,30 +280,6 @@ class ProcessWaitingTest {
         } finally {
             child.destroyForcibly();
         }
-    }
-
-    /**
-     * The child's command: this JVM's java, on a class path of the classes it needs (ours and the test's), with
-     * native access for the unnamed module it then runs in. The test classes may have been patched into the core
-     * module, so their location comes from their code source, with java.class.path and jdk.module.path after.
-     */
-    private static List<String> childCommand(Path file) throws URISyntaxException {
-        String java = ProcessHandle.current().info().command()
-            .orElse(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-        Set<String> path = new LinkedHashSet<>();
-        for (Class<?> c : List.of(ProcessWaitingChild.class, ProcessWaiting.class)) {
-            path.add(Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI()).toString());
-        }
-        for (String property : List.of("jdk.module.path", "java.class.path")) {
-            String value = System.getProperty(property);
-            if (value != null && !value.isEmpty()) {
-                path.addAll(List.of(value.split(File.pathSeparator)));
-            }
-        }
-        List<String> command = new ArrayList<>(List.of(java, "-Xmx64m", "-XX:TieredStopAtLevel=1",
-            "--enable-native-access=ALL-UNNAMED", "-cp", String.join(File.pathSeparator, path),
-            ProcessWaitingChild.class.getName(), file.toString()));
-        return command;
     }
 
     private static String output(Path log) {
