@@ -204,4 +204,34 @@ class SharedRegionTest {
             child.destroyForcibly();
         }
     }
+
+    @Test
+    void stateWordsOverwrittenWhileAGroupRunsFailItsMembersCleanly() throws Exception {
+        Path file = dir.resolve("corrupt");
+        try (SharedRegion a = SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER);
+             SharedRegion b = SharedRegion.open(file)) {
+            Group first = a.join(2, 0);
+            b.join(2, 1);
+            java.util.concurrent.CompletableFuture<Throwable> waiting = java.util.concurrent.CompletableFuture
+                .supplyAsync(() -> {
+                    try {
+                        first.sync();           // rank 1 never arrives: the header is overwritten meanwhile
+                        return null;
+                    } catch (RuntimeException e) {
+                        return e;
+                    }
+                });
+            java.util.Random random = new java.util.Random(12);
+            try (var channel = java.nio.channels.FileChannel.open(file, java.nio.file.StandardOpenOption.WRITE)) {
+                byte[] junk = new byte[24];
+                random.nextBytes(junk);
+                channel.write(java.nio.ByteBuffer.wrap(junk), 24);   // member slots, group size, epoch, arrivals
+            }
+            Throwable failure = waiting.get(10, TimeUnit.SECONDS);
+            assertTrue(failure instanceof IllegalStateException, String.valueOf(failure));
+            assertTrue(failure.getMessage().contains("region " + file), failure.getMessage());
+        }
+        String message = refusal(file);             // and opening it again names the corruption
+        assertTrue(message.contains("corrupted header"), message);
+    }
 }
