@@ -83,16 +83,21 @@ public final class ProcessWaiting {
     static final long WAITERS_OFFSET = 4;
 
     /**
-     * Polls with {@code Thread.onSpinWait} before yielding: a few microseconds, about the cost of the two system
-     * calls (wait and wake) that a futex hand-off makes, so that a partner that answers within that time on
-     * another core never costs one. The figures are in docs/performance.md (CrossProcessWakeBenchmark).
+     * Polls with {@code Thread.onSpinWait} before yielding: about 5 us on the project's 2-core VM (40 ns a
+     * poll), under half of one futex wake-up there (a futex ping-pong takes about 12 us a round trip), so that a
+     * partner that answers within that time on another core costs no system call. Longer spins lost badly once
+     * the machine had more runnable threads than cores (2048 polls: 124 us a round trip, against 10 us); the
+     * figures are in docs/performance.md (CrossProcessWakeBenchmark).
      */
     private static final int SPIN_POLLS = 128;
-    /** Polls with {@code Thread.yield} before the futex: lets a partner that waits for this core run first. */
+    /**
+     * Polls with {@code Thread.yield} before the futex: lets a partner that waits for this core run first. A
+     * yield is a system call (about 1.2 us here when nothing else is runnable), so this phase is short too.
+     */
     private static final int YIELD_POLLS = 16;
-    /** The first fallback park: far below a futex-less wake-up's worth of CPU if polled in a loop. */
+    /** The first fallback park: a partner that answers at once is seen at most this late. */
     private static final long FIRST_SLEEP_NANOS = 50_000;
-    /** Fallback parks double up to this, so that a long fallback wait costs about a thousand wake-ups a second. */
+    /** Fallback parks double up to this, so that a long fallback wait wakes about a thousand times a second. */
     private static final long MAX_SLEEP_NANOS = 1_000_000;
     /** An interruptible wait's futex waits last at most this long: how late it may see an interrupt. */
     static final long INTERRUPT_CHECK_NANOS = 10_000_000;
