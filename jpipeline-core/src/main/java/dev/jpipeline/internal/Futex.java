@@ -39,8 +39,8 @@ import java.util.Objects;
  *
  * Scratch memory: the relative struct timespec and the errno capture live in one 32-byte segment per thread
  * (a ThreadLocal, allocated once in an automatic arena). Against a confined arena opened and closed per call it
- * saves 10-20% of a futex call that returns at once (EAGAIN) on the project's 2-core VM, where that call costs
- * about 1.2 us (1.3-1.6 us with the arena); see docs/performance.md.
+ * saves 10-20% of a futex call that returns at once (EAGAIN) on the project's 2-core VM: 1.21-1.35 us a call
+ * against 1.36-1.65 us in a plain loop; see docs/performance.md.
  *
  * Availability is probed once, when the class initializes: Linux, x86_64 or aarch64, native access allowed,
  * a "syscall" symbol, and a FUTEX_WAIT on a word that differs from the expected value returning EAGAIN (a

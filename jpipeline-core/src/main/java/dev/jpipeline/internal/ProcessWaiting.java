@@ -26,9 +26,9 @@ import java.util.function.IntPredicate;
  *    with volatile loads; it is the futex word.
  *  - waiters: threads, of all processes, in (or about to enter) a futex wait on value. A waiter adds 1 before
  *    its first futex wait and takes it off when its wait ends, whichever way. wakeAll makes the FUTEX_WAKE
- *    system call only when waiters is not 0: on the project's 2-core VM that call costs about 1 us even when it
- *    finds nobody, where a hand-off between spinning threads takes about 0.1 us. Both halves on one line: the
- *    waker reads waiters from the line its own store just brought in.
+ *    system call only when waiters is not 0: on the project's 2-core VM that call costs about 0.8 us even when
+ *    it finds nobody, the fence and load that replace it 5 ns, a whole round trip between spinning threads
+ *    0.1-0.4 us. Both halves on one line: the waker reads waiters from the line its own store brought in.
  *    A process that dies inside a wait leaves its 1 behind: later wakes then always make the call (a cost, never
  *    a lost wake-up). Storing 0 over it is safe only when no live thread can be inside await on the word.
  *
@@ -69,6 +69,9 @@ import java.util.function.IntPredicate;
  * processes this is the hardware's ordering of those same instructions on the shared page; the Java memory
  * model speaks of one JVM only.
  *
+ * Not seen here: Waiting's ParkListener (a SIMT kernel thread never waits at system scope) and StallWatch; a
+ * caller's hang detection goes through check.
+ *
  * Interrupts: an interruptible wait returns INTERRUPTED (status cleared), noticed within INTERRUPT_CHECK_NANOS
  * of a futex wait, at once in the other phases; an uninterruptible wait remembers the interrupt and re-asserts
  * it before returning, as Waiting does. Time: the deadline is this JVM's System.nanoTime; the clock is read only
@@ -83,16 +86,21 @@ public final class ProcessWaiting {
     static final long WAITERS_OFFSET = 4;
 
     /**
-     * Polls with {@code Thread.onSpinWait} before yielding: a few microseconds, about the cost of the two system
-     * calls (wait and wake) that a futex hand-off makes, so that a partner that answers within that time on
-     * another core never costs one. The figures are in docs/performance.md (CrossProcessWakeBenchmark).
+     * Polls with {@code Thread.onSpinWait} before yielding: about 5 us on the project's 2-core VM (40 ns a
+     * poll), less than one futex wake-up there (a futex ping-pong takes 12-19 us a round trip), so that a
+     * partner that answers within that time on another core costs no system call. Longer spins lost badly once
+     * the machine had more runnable threads than cores (2048 polls: 124 us a round trip, against 10 us); the
+     * figures are in docs/performance.md (CrossProcessWakeBenchmark).
      */
     private static final int SPIN_POLLS = 128;
-    /** Polls with {@code Thread.yield} before the futex: lets a partner that waits for this core run first. */
+    /**
+     * Polls with {@code Thread.yield} before the futex: lets a partner that waits for this core run first. A
+     * yield is a system call (about 1.2 us here when nothing else is runnable), so this phase is short too.
+     */
     private static final int YIELD_POLLS = 16;
-    /** The first fallback park: far below a futex-less wake-up's worth of CPU if polled in a loop. */
+    /** The first fallback park: a partner that answers at once is seen at most this late. */
     private static final long FIRST_SLEEP_NANOS = 50_000;
-    /** Fallback parks double up to this, so that a long fallback wait costs about a thousand wake-ups a second. */
+    /** Fallback parks double up to this, so that a long fallback wait wakes about a thousand times a second. */
     private static final long MAX_SLEEP_NANOS = 1_000_000;
     /** An interruptible wait's futex waits last at most this long: how late it may see an interrupt. */
     static final long INTERRUPT_CHECK_NANOS = 10_000_000;
@@ -146,7 +154,9 @@ public final class ProcessWaiting {
 
     /**
      * Wakes every thread, of any process, waiting in {@link #await} on the wait word at {@code offset}: call it
-     * after changing the value. Makes no system call when no thread waits in futex.
+     * after changing the value, in the same thread (the store, of any kind, must come first in program order; the
+     * fence here orders it before the load of the waiter count). Makes no system call when no thread waits in
+     * futex.
      *
      * @throws IllegalArgumentException if the segment or offset cannot hold a wait word
      */
