@@ -100,9 +100,13 @@ public final class Futex {
                 calls = Syscalls.link();
                 reason = calls.probe();
             }
+        } catch (IllegalCallerException e) {          // --illegal-native-access=deny, and no grant for us
+            Module us = Futex.class.getModule();
+            reason = e.getMessage() + ": start java with --enable-native-access="
+                + (us.isNamed() ? us.getName() : "ALL-UNNAMED");
         } catch (VirtualMachineError e) {
             throw e;
-        } catch (Throwable e) {         // IllegalCallerException where native access is denied, among others
+        } catch (Throwable e) {
             reason = e.toString();
         }
         SYSCALLS = reason == null ? calls : null;
