@@ -100,9 +100,13 @@ public final class Futex {
                 calls = Syscalls.link();
                 reason = calls.probe();
             }
+        } catch (IllegalCallerException e) {          // --illegal-native-access=deny, and no grant for us
+            Module us = Futex.class.getModule();
+            reason = e.getMessage() + ": start java with --enable-native-access="
+                + (us.isNamed() ? us.getName() : "ALL-UNNAMED");
         } catch (VirtualMachineError e) {
             throw e;
-        } catch (Throwable e) {         // IllegalCallerException where native access is denied, among others
+        } catch (Throwable e) {
             reason = e.toString();
         }
         SYSCALLS = reason == null ? calls : null;
@@ -115,12 +119,22 @@ public final class Futex {
     private Futex() {
     }
 
-    /** Whether futex works here: probed once, when the class initializes. */
+    /**
+     * Whether futex works here: probed once, when the class initializes.
+     *
+     * @return true where {@link #wait} and {@link #wake} may be called
+     */
     public static boolean available() {
         return SYSCALLS != null;
     }
 
-    /** Why {@link #available()} is false, or {@code null} when it is true. */
+    /**
+     * Why futex is unavailable: for a system-scope pipeline to report why its waits sleep and poll.
+     *
+     * @return the reason (a platform, a property, or the exception that linking threw, such as the
+     *         {@code IllegalCallerException} of a JVM that denies native access), or {@code null} where
+     *         {@link #available()}
+     */
     public static String unavailableReason() {
         return UNAVAILABLE;
     }
@@ -176,7 +190,9 @@ public final class Futex {
      * FUTEX_WAKE: wakes up to {@code count} threads, in any process, waiting on the word at {@code offset} of
      * {@code segment}. Costs a system call even when nobody waits; {@link ProcessWaiting#wakeAll} skips it then.
      *
-     * @param count how many waiters to wake at most, 1 or more ({@link Integer#MAX_VALUE}: all)
+     * @param segment native memory holding the word
+     * @param offset  where the word is: 4-byte aligned (as an address), inside the segment
+     * @param count   how many waiters to wake at most, 1 or more ({@link Integer#MAX_VALUE}: all)
      * @return the number of threads woken
      * @throws IllegalArgumentException      if the segment is on the heap, the word is outside it or misaligned,
      *                                       or {@code count} is less than 1

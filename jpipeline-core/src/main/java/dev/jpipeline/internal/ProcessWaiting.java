@@ -158,6 +158,8 @@ public final class ProcessWaiting {
      * fence here orders it before the load of the waiter count). Makes no system call when no thread waits in
      * futex.
      *
+     * @param segment the memory holding the wait word, as given to {@link #await}
+     * @param offset  the wait word's offset
      * @throws IllegalArgumentException if the segment or offset cannot hold a wait word
      */
     public static void wakeAll(MemorySegment segment, long offset) {
