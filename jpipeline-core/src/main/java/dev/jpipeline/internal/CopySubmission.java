@@ -27,7 +27,7 @@ import java.nio.channels.FileChannel;
  * that a positional read never runs interrupted (an interrupted FileChannel read closes the user's channel). A
  * read that returns no bytes {@link #MAX_EMPTY_READS} times in a row fails the copy instead of spinning forever.
  */
-final class CopySubmission {
+public final class CopySubmission {
 
     private MemorySegment dst;
     private MemorySegment src;
@@ -50,6 +50,40 @@ final class CopySubmission {
     private volatile Throwable failure;
 
     /** Prepares a memory-to-memory copy; fields are published to workers by the engine's queue lock. */
+    /** Made by the engine's pool, and by {@link #perform}. */
+    CopySubmission() {
+    }
+
+    /**
+     * Performs one copy at once, on the calling thread, through the workers' copy path: checked execution's late
+     * landings (a checked kernel's, a checked pipeline's), where a copy lands at a point the checker chooses.
+     * The caller's interrupt status is kept, but not seen by the copy (an interrupted positional read would close
+     * the user's channel).
+     *
+     * @param channel  the file to read, or null to copy {@code src}
+     * @param position where in the file the read starts (ignored for a memory copy)
+     * @return the copy's failure, or null when it landed
+     */
+    public static Throwable perform(MemorySegment dst, MemorySegment src, FileChannel channel, long position) {
+        boolean interrupted = Thread.interrupted();
+        CopySubmission submission = new CopySubmission();
+        long chunk = Math.max(1, dst.byteSize());
+        if (channel == null) {
+            submission.memory(dst, src, chunk, null);
+        } else {
+            submission.file(dst, channel, position, chunk, null);
+        }
+        try {
+            submission.work();
+        } finally {
+            Thread.interrupted();           // the copy's own interrupts (none expected) are not the thread's
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return submission.failure();
+    }
+
     void memory(MemorySegment dst, MemorySegment src, long chunkBytes, CopyLanding completion) {
         this.channel = null;
         this.src = src;

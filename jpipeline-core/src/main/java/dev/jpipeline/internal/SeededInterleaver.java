@@ -262,23 +262,7 @@ public final class SeededInterleaver implements Interleaver, CopyService {
      * failure (a closed arena, an I/O error) goes to the landing: the copy's phase fails, the copy never vanishes.
      */
     private static void land(Deferred copy) {
-        boolean interrupted = Thread.interrupted();
-        CopySubmission submission = new CopySubmission();
-        long chunk = Math.max(1, copy.dst.byteSize());
-        if (copy.channel == null) {
-            submission.memory(copy.dst, copy.src, chunk, copy.landing);
-        } else {
-            submission.file(copy.dst, copy.channel, copy.position, chunk, copy.landing);
-        }
-        try {
-            submission.work();
-        } finally {
-            Thread.interrupted();           // the copy's own interrupts (none expected) are not the thread's
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        copy.landing.copyLanded(submission.failure());
+        copy.landing.copyLanded(CopySubmission.perform(copy.dst, copy.src, copy.channel, copy.position));
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -3,13 +3,11 @@ package dev.jpipeline.simt;
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.CopySubmission;
 import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
-import java.io.EOFException;
-import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -137,7 +135,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         int code = shadow.poisonAt(address, bytes);
         session.trace(kt, " loads ", shadow.name, " +", at, code == -1 ? "" : " (POISON)");
         if (code != -1) {
-            throw violation(FindingKind.POISON_READ, name(kt) + " read " + bytes + " bytes of " + shadow.name
+            throw violation(FindingKind.POISON_READ, kt + " read " + bytes + " bytes of " + shadow.name
                 + " at offset " + at + " (0x" + Long.toHexString(at) + "), which hold poison: "
                 + SharedShadow.describe(code, launch));
         }
@@ -332,17 +330,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     private void land(PendingCopy copy) {
         copy.landed = true;
-        Throwable failure = null;
-        try {
-            long data = copy.dst.byteSize() - copy.zfill;
-            if (copy.channel == null) {
-                MemorySegment.copy(copy.src, 0, copy.dst, 0, data);
-            } else {
-                read(copy);
-            }
+        long data = copy.dst.byteSize() - copy.zfill;
+        Throwable failure = CopySubmission.perform(copy.dst.asSlice(0, data), copy.src, copy.channel, copy.position);
+        if (failure == null) {
             copy.dst.asSlice(data).fill((byte) 0);
-        } catch (RuntimeException | IOException e) {
-            failure = e;
         }
         if (copy.dst.isNative()) {
             SharedShadow shadow = shadowOf(copy.dst.address());
@@ -355,16 +346,6 @@ final class CheckedLaunch implements Interleaver, CopyService {
             copy.landing.copyLanded(failure);
         } else if (failure != null) {       // a primitive's copy: no stage to fail, so the launch fails, as at issue
             launch.fail(copy + " failed when it landed: " + failure, failure);
-        }
-    }
-
-    private static void read(PendingCopy copy) throws IOException {
-        ByteBuffer target = copy.dst.asByteBuffer();
-        while (target.hasRemaining()) {
-            if (copy.channel.read(target, copy.position + target.position()) < 0) {
-                throw new EOFException("file ends before byte " + (copy.position + target.position()) + " (reading "
-                    + copy.dst.byteSize() + " bytes from position " + copy.position + ")");
-            }
         }
     }
 
@@ -475,9 +456,5 @@ final class CheckedLaunch implements Interleaver, CopyService {
             || className.startsWith("internal.", core.length()) || className.startsWith("copy.", core.length())
             || className.startsWith("trace.", core.length()));
         return isCore || RUNTIME.contains(className) || className.startsWith("java.") || className.startsWith("jdk.");
-    }
-
-    static String name(KernelThread kt) {
-        return kt.toString();
     }
 }

@@ -52,7 +52,7 @@ final class SyncCheck {
     void arrive(KernelThread kt) {
         CheckedLaunch checked = kt.checked;
         CheckedLaunch.Site site = CheckedLaunch.callSite();
-        String who = checked.name(kt);
+        String who = kt.toString();
         String exited = kt.scheduler.finishedAmong(first, span, mask);
         if (exited != null && laneMasks != null) {
             for (int j = 0; j < span; j++) {
@@ -110,9 +110,9 @@ final class SyncCheck {
         if (member && arrived > 0 && laneMasks != null && disagrees(at)) {
             kt.checked.fail(FindingKind.WARP_MASK, String.format("%s left after __syncwarp(0x%08x) while %s in "
                 + "%s at %s, which names it: the lanes disagree on the mask (a GPU hangs or misbehaves)",
-                kt.checked.name(kt), laneMasks.last[at], others(kt), what, firstSite));
+                kt.toString(), laneMasks.last[at], others(kt), what, firstSite));
         } else if (member && arrived > 0) {
-            kt.checked.fail(FindingKind.PARTIAL_BARRIER, kt.checked.name(kt) + " exited while " + others(kt)
+            kt.checked.fail(FindingKind.PARTIAL_BARRIER, kt.toString() + " exited while " + others(kt)
                 + " in " + what + " at " + firstSite + ": a barrier that only part of its threads reach (a GPU "
                 + "hangs or misbehaves)");
         }
