@@ -2,6 +2,7 @@ package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.MakeRendezvous;
+import dev.jpipeline.internal.PipelineMaker;
 import dev.jpipeline.internal.PipelineHandle;
 import dev.jpipeline.internal.ThreadHandle;
 import java.time.Duration;
@@ -148,7 +149,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     /** The state's rendezvous; a rank without a state still takes part, so that its peers fail instead of hang. */
-    private static MakeRendezvous rendezvous(Group group, PipelineSharedState state) {
+    private static PipelineMaker rendezvous(Group group, PipelineSharedState state) {
         if (state == null) {
             throw MakeRendezvous.withoutState(group);
         }

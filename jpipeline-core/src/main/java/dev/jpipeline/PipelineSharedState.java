@@ -4,7 +4,9 @@ import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.MakeRendezvous;
+import dev.jpipeline.internal.PipelineMaker;
 import dev.jpipeline.internal.PipelineSettings;
+import dev.jpipeline.internal.RegionRendezvous;
 import dev.jpipeline.internal.SeededInterleaver;
 import dev.jpipeline.trace.Tracer;
 import java.time.Duration;
@@ -23,6 +25,11 @@ import java.util.Objects;
  * <p>Differences from CUDA: the scope and stage count are run-time values, checked here: the stage count
  * must be 1..255 (CUDA's {@code uint8_t} template argument) and the scope must not be
  * {@link ThreadScope#THREAD} (a compile error in CUDA).
+ *
+ * <p>System scope across processes: a state built {@link Builder#in in a shared region} keeps its pipelines in the
+ * region's memory, so that threads of several JVM processes make and use one pipeline, each process with its own
+ * {@code PipelineSharedState} object over the same bytes (as CUDA places a {@code thread_scope_system} state in
+ * memory every participant maps). docs/system-scope.md describes it.
  */
 public final class PipelineSharedState {
 
@@ -38,15 +45,40 @@ public final class PipelineSharedState {
     private final CopyEngine copyEngine;
     private final Tracer tracer;
     /** The collective make of pipelines on this state. */
-    private final MakeRendezvous rendezvous;
+    private final PipelineMaker rendezvous;
+    /** The region of a state in a shared region, else null. */
+    private final SharedRegion region;
+    private final long regionOffset;
 
     private PipelineSharedState(Builder b) {
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
         Interleaver checked = b.checked ? new SeededInterleaver(b.checkedSeed, null) : copyEngine.interleaver();
         this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
-            b.hangPatienceNanos, b.copyPolicy, checked);
-        this.rendezvous = new MakeRendezvous(settings);
+            b.region == null ? b.hangPatienceNanos : 0, b.copyPolicy, checked);
+        this.region = b.region;
+        this.regionOffset = b.regionOffset;
+        this.rendezvous = region == null ? new MakeRendezvous(settings)
+            : RegionRendezvous.in(region.data().asSlice(regionOffset), "the pipeline shared state at offset "
+                + regionOffset + " of region " + region.file(), settings);
+    }
+
+    /**
+     * Bytes of a shared region's data that a state {@link Builder#in in the region} takes from its offset on, for a
+     * pipeline of {@code stageCount} stages made by a group of {@code groupSize} (any kind of pipeline): the data
+     * after them is free for the stages' buffers.
+     *
+     * @param stageCount the number of stages, 1..255
+     * @param groupSize  the size of the group that makes pipelines on it, at least 1
+     * @return the bytes, a multiple of 128
+     * @throws IllegalArgumentException when a count is out of range
+     */
+    public static long regionBytes(int stageCount, int groupSize) {
+        if (stageCount < 1 || stageCount > MAX_STAGES || groupSize < 1) {
+            throw new IllegalArgumentException("a region state needs 1.." + MAX_STAGES + " stages and a group of at "
+                + "least 1, got " + stageCount + " stages and a group of " + groupSize);
+        }
+        return RegionRendezvous.bytesFor(stageCount, groupSize);
     }
 
     /**
@@ -95,6 +127,8 @@ public final class PipelineSharedState {
         private CopyPolicy copyPolicy = CopyPolicy.AUTO;
         private boolean checked;
         private long checkedSeed;
+        private SharedRegion region;
+        private long regionOffset;
 
         private Builder(ThreadScope scope, int stageCount) {
             this.scope = scope;
@@ -198,6 +232,52 @@ public final class PipelineSharedState {
         }
 
         /**
+         * Places the state in a shared region, at {@code offset} of its {@link SharedRegion#data() data}: pipelines
+         * made on it live in the region's memory, and threads of every process that maps the region make and use
+         * them together (no CUDA counterpart as an option: CUDA code places a system-scope state in shared memory
+         * itself). Each process builds its own state object with the same region, offset and stage count; the
+         * group that makes pipelines on it is typically a region's group ({@link SharedRegion#join}), whose
+         * {@code sync()} crosses processes. The stage buffers go in the region's data too, after
+         * {@link #regionBytes} from the offset.
+         *
+         * <p>What differs from a state in one process:
+         * <ul>
+         *   <li>Waiting: spin, yield, then a futex on the stage's word (the wait strategy is not used).</li>
+         *   <li>A process that dies is left for by the survivor that waits for it, within about 100 ms of its
+         *       wait, as if its ranks had quit: a stage it held acquired, or whose copies were in flight, fails
+         *       with a {@link StageFailedException}, and a wait that can never complete throws an
+         *       {@link IllegalStateException} naming the dead ranks and their pids. The hang report
+         *       ({@link #detectDeadlocks}) is off: a process cannot see the threads of another.</li>
+         *   <li>A copy's failure reaches consumers as its message (the cause is a {@code RuntimeException} whose
+         *       message is the original failure's {@code toString()} and the recording pid).</li>
+         *   <li>A new pipeline is made on the state only once every handle of the previous one has quit (or died).</li>
+         *   <li>Checked mode ({@link #checked}) is not available.</li>
+         * </ul>
+         *
+         * @param region the region, open in this process; it must outlive the pipelines
+         * @param offset where the state starts in the region's data: a multiple of 128, with
+         *               {@link #regionBytes} bytes after it in the data for the groups that will make on it
+         * @return this builder
+         * @throws IllegalArgumentException when the scope is not SYSTEM, or the offset is not a multiple of 128 or
+         *                                  is outside the data
+         */
+        public Builder in(SharedRegion region, long offset) {
+            Objects.requireNonNull(region, "region");
+            if (scope != ThreadScope.SYSTEM) {
+                throw new IllegalArgumentException("only a SYSTEM-scope state can be placed in a shared region, this "
+                    + "one is " + scope);
+            }
+            long size = region.data().byteSize();
+            if (offset < 0 || offset % 128 != 0 || offset >= size) {
+                throw new IllegalArgumentException("a state's offset in a region must be a multiple of 128 inside "
+                    + "its " + size + " data bytes, got " + offset);
+            }
+            this.region = region;
+            this.regionOffset = offset;
+            return this;
+        }
+
+        /**
          * Records every operation of pipelines on this state (default: none, at no cost).
          *
          * @param tracer the tracer, not null
@@ -214,6 +294,10 @@ public final class PipelineSharedState {
          * @return a new shared state with these settings
          */
         public PipelineSharedState build() {
+            if (region != null && (checked || copyEngine != null && copyEngine.interleaver() != null)) {
+                throw new IllegalArgumentException("checked mode is not available for a state in a shared region "
+                    + "(its copies could not be held back in another process)");
+            }
             return new PipelineSharedState(this);
         }
     }
@@ -282,13 +366,14 @@ public final class PipelineSharedState {
         return settings.stageCount();
     }
 
-    MakeRendezvous rendezvous() {
+    PipelineMaker rendezvous() {
         return rendezvous;
     }
 
     @Override
     public String toString() {
         return "PipelineSharedState[" + scope() + ", " + stageCount() + " stages"
+            + (region == null ? "" : ", at offset " + regionOffset + " of " + region.file())
             + (settings.interleaver() instanceof SeededInterleaver c ? ", checked (seed " + c.seed() + ")" : "") + "]";
     }
 }

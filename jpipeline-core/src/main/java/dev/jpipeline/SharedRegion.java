@@ -172,8 +172,8 @@ public final class SharedRegion implements AutoCloseable {
 
     /**
      * Joins the region's group as rank {@code rank} of {@code groupSize}: records this process (pid and start
-     * time) in the rank's slot. The first join fixes the group's size. A member's death breaks its group: the
-     * survivors' syncs fail naming it, and once every member has died or left, the region takes a new group of any
+     * time) in the rank's slot. The first join fixes the group's size. A member's death, or its leaving while
+     * others live, breaks its group: the survivors' syncs fail naming it (a rank not joined yet is waited for), and once every member has died or left, the region takes a new group of any
      * size (a region left behind by a crash can be reopened).
      *
      * @param groupSize the group's size, 1 to {@link #MAX_MEMBERS}

@@ -32,7 +32,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * that finds its rank taken counts a clash before its #1, and every make that sees a clash after its #1 fails,
  * so a ring is never shared between groups.
  */
-public final class MakeRendezvous {
+public final class MakeRendezvous implements PipelineMaker {
 
     private final PipelineSettings settings;
     private final Map<Integer, Proposal> proposals = new ConcurrentHashMap<>();
@@ -49,7 +49,7 @@ public final class MakeRendezvous {
     }
 
     /** What one rank asks for. {@code producers}: the count (BY_COUNT); {@code role}: its role (BY_ROLE). */
-    private record Proposal(StageRing.Kind kind, int groupSize, int producers, PipelineRole role) {
+    record Proposal(StageRing.Kind kind, int groupSize, int producers, PipelineRole role) {
 
         String describe() {
             return switch (kind) {
@@ -60,17 +60,17 @@ public final class MakeRendezvous {
         }
     }
 
-    /** {@code make_pipeline(group, &state)}. */
+    @Override
     public PipelineHandle makeUnified(Group group) {
         return make(group, new Proposal(StageRing.Kind.UNIFIED, group.size(), 0, null));
     }
 
-    /** {@code make_pipeline(group, &state, producerCount)}. */
+    @Override
     public PipelineHandle makeByCount(Group group, int producerCount) {
         return make(group, new Proposal(StageRing.Kind.BY_COUNT, group.size(), producerCount, null));
     }
 
-    /** {@code make_pipeline(group, &state, role)}; {@code role} may be null (then every rank is told). */
+    @Override
     public PipelineHandle makeByRole(Group group, PipelineRole role) {
         return make(group, new Proposal(StageRing.Kind.BY_ROLE, group.size(), 0, role));
     }
@@ -172,6 +172,18 @@ public final class MakeRendezvous {
 
     /** Null when every rank asked for the same pipeline and it is a valid one; else the exception for all. */
     private IllegalArgumentException verdict(Proposal mine, int myRank) {
+        IllegalArgumentException size = sizeVerdict(mine, myRank);
+        if (size != null) {
+            return size;
+        }
+        if (clashes > 0) {
+            return clash(myRank);
+        }
+        return verdict(mine, myRank, new TreeMap<>(proposals));
+    }
+
+    /** The group size and rank's checks: null when they are in range. */
+    static IllegalArgumentException sizeVerdict(Proposal mine, int myRank) {
         int n = mine.groupSize();
         if (n < 1 || n > PhaseBarrier.MAX_PARTIES) {
             return new IllegalArgumentException("group size must be in 1.." + PhaseBarrier.MAX_PARTIES + ", got " + n);
@@ -179,16 +191,29 @@ public final class MakeRendezvous {
         if (myRank < 0 || myRank >= n) {
             return new IllegalArgumentException("thread rank must be in 0.." + (n - 1) + ", got " + myRank);
         }
-        if (clashes > 0) {
-            return clash(myRank);
+        return null;
+    }
+
+    /**
+     * Null when every rank of {@code all} (by rank) asked for the same, valid pipeline as {@code mine} and no rank
+     * is missing; else the exception for all. The sizes are checked ({@link #sizeVerdict}).
+     */
+    static IllegalArgumentException verdict(Proposal mine, int myRank, Map<Integer, Proposal> all) {
+        IllegalArgumentException size = sizeVerdict(mine, myRank);
+        if (size != null) {
+            return size;
         }
-        Map<Integer, Proposal> all = new TreeMap<>(proposals);
+        int n = mine.groupSize();
         List<String> problems = new ArrayList<>();
         for (int r = 0; r < n; r++) {
             if (!all.containsKey(r)) {
                 problems.add("rank " + r + " did not make a pipeline on this shared state (it passed another shared "
                     + "state, or none)");
             }
+        }
+        if (all.isEmpty()) {
+            return new IllegalArgumentException("every thread of the group must make the pipeline the same way, with "
+                + "valid arguments: " + String.join("; ", problems));
         }
         Proposal first = all.values().iterator().next();
         for (Map.Entry<Integer, Proposal> e : all.entrySet()) {

@@ -59,6 +59,12 @@ import java.lang.invoke.VarHandle;
  * Memory consistency: an arrival is a volatile CAS (release), a wait ends with a volatile read (acquire) of
  * the completed state, so actions before any arrival of a phase happen-before actions after a wait that
  * observes the phase completed.
+ *
+ * Shared memory (a system-scope stage barrier in a region that several processes map, see SharedWord): the word
+ * is a SharedWord's, and the same transitions run on it with the same CASes. What cannot cross a process differs:
+ * waiters sleep on the SharedWord's wake word (ProcessWaiting) instead of the waiters' stack, every signal bumps
+ * it, and failures are recorded there as text. Such a barrier has no completion action and no solo stores' missed
+ * pushes (its signal is a locked RMW).
  * </pre>
  */
 public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
@@ -77,8 +83,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     /** Longs of padding on each side of a barrier word that has an array of its own: 128 bytes. */
     static final int WORD_PAD = 16;
 
-    /** The array that holds the barrier word; accessed through {@code WORD} with volatile semantics only. */
+    /** The array that holds the barrier word (null when {@link #shared}); accessed through {@code WORD}. */
     private final long[] words;
+    /** The word in shared memory, else null (then the word is {@code words[index]}). */
+    private final SharedWord shared;
     /** Where the word is in {@link #words}. */
     private final int index;
     /** Whether arrivals may be {@link #arriveAlone} stores: then its waiters' parks are bounded. */
@@ -121,9 +129,27 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         }
         this.words = words;
         this.index = index;
+        this.shared = null;
         this.soloArrivals = soloArrivals;
         this.completion = completion;
-        WORD.setRelease(words, index, (long) expected << EXPECTED_SHIFT);
+        WORD.setRelease(words, index, initialState(expected));
+    }
+
+    /**
+     * A stage barrier whose word is in shared memory, formatted already ({@link #initialState}): attaching to it
+     * writes nothing.
+     */
+    PhaseBarrier(SharedWord shared) {
+        this.words = null;
+        this.index = 0;
+        this.shared = shared;
+        this.soloArrivals = false;
+        this.completion = null;
+    }
+
+    /** The word of a fresh barrier: phase 0, {@code expected} arrivals expected, none arrived. */
+    static long initialState(int expected) {
+        return (long) expected << EXPECTED_SHIFT;
     }
 
     /** A stage barrier: {@code expected} arrivals per phase and no completion action. */
@@ -207,6 +233,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     public void arriveAlone(int round) {
         assert lvState() == pack(round, 1, 0) && completion == null
             : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
+        if (shared != null) {
+            shared.set(pack(round + 1, 1, 0));
+            shared.signal();
+            return;
+        }
         WORD.setRelease(words, index, pack(round + 1, 1, 0));
         if (WAITERS.getAcquire(this) != null) {
             Waiter.signalAll(WAITERS, this);
@@ -285,6 +316,26 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                     signalAll();   // nobody is left to complete this phase: waiters must find out
                 }
                 return;
+            }
+        }
+    }
+
+    /**
+     * Completes phase {@code round} whatever arrivals it still lacks, leaving {@code parties} expected in later
+     * phases: for a stage barrier whose every other writer is dead (a crashed process's barrier, whose tied copies
+     * will never land). Does nothing when the barrier is past {@code round} already.
+     *
+     * @return whether this call completed the phase
+     */
+    boolean completeWithout(int round, int parties) {
+        for (;;) {
+            long s = lvState();
+            if (phaseOf(s) != (round & PHASE_MASK)) {
+                return false;
+            }
+            if (casState(s, pack(round + 1, parties, 0))) {
+                signalAll();
+                return true;
             }
         }
     }
@@ -372,6 +423,10 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * the next waiter of that phase sees it through {@link #failureOf}.
      */
     public void recordFailure(int round, Throwable failure) {
+        if (shared != null) {
+            shared.recordFailure(round, failure);
+            return;
+        }
         PhaseFailure record = new PhaseFailure(round & PHASE_MASK, failure);
         if ((round & 1) == 0) {
             failureEven = record;
@@ -382,6 +437,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     /** The failure recorded for phase {@code round} (a copy tied to it failed), or null. */
     public Throwable failureOf(int round) {
+        if (shared != null) {
+            return shared.failureOf(round);
+        }
         PhaseFailure f = (round & 1) == 0 ? failureEven : failureOdd;
         return f != null && f.phase() == (round & PHASE_MASK) ? f.cause() : null;
     }
@@ -463,7 +521,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             throw e;
         } finally {
             completer = null;
-            WORD.setVolatile(words, index, pack(phase + 1, nextExpected, 0));
+            if (shared != null) {
+                shared.set(pack(phase + 1, nextExpected, 0));
+            } else {
+                WORD.setVolatile(words, index, pack(phase + 1, nextExpected, 0));
+            }
             signalAll();
         }
     }
@@ -502,6 +564,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             throw new IllegalStateException("a barrier's completion action cannot wait for the phase it is "
                 + "completing (phase " + (round & PHASE_MASK) + "): it would wait for itself");
         }
+        if (shared != null) {
+            return shared.await(this, round, deadline, interruptible);      // across processes: no parking
+        }
         return Waiting.await(this, round, deadline, interruptible, strategy, site, watch);
     }
 
@@ -530,7 +595,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     }
 
     private void signalAll() {
-        if (WAITERS.getVolatile(this) != null) {
+        if (shared != null) {
+            shared.signal();
+        } else if (WAITERS.getVolatile(this) != null) {
             Waiter.signalAll(WAITERS, this);
         }
     }
@@ -559,11 +626,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     }
 
     private long lvState() {
-        return (long) WORD.getVolatile(words, index);
+        return shared == null ? (long) WORD.getVolatile(words, index) : shared.get();
     }
 
     private boolean casState(long expect, long update) {
-        return WORD.compareAndSet(words, index, expect, update);
+        return shared == null ? WORD.compareAndSet(words, index, expect, update) : shared.cas(expect, update);
     }
 }
 

@@ -170,6 +170,23 @@ public final class ProcessWaiting {
         }
     }
 
+    /**
+     * Adds 1 to the value of the wait word at {@code offset} and wakes every thread waiting on it: for a word that
+     * only counts signals (the state the waiters test lives elsewhere, changed before this call). The locked add is
+     * also the fence between that change and the load of the waiter count.
+     *
+     * @param segment the memory holding the wait word, as given to {@link #await}
+     * @param offset  the wait word's offset
+     * @throws IllegalArgumentException if the segment or offset cannot hold a wait word
+     */
+    public static void bumpAndWake(MemorySegment segment, long offset) {
+        checkWord(segment, offset);
+        COUNT.getAndAdd(segment, offset, 1);
+        if ((int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET) != 0 && futex) {
+            Futex.wake(segment, offset, Integer.MAX_VALUE);
+        }
+    }
+
     /** The number of threads counted as waiting in futex on the word at {@code offset} (a test's observation). */
     static int waiters(MemorySegment segment, long offset) {
         return (int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET);

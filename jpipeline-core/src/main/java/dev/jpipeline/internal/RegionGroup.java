@@ -14,9 +14,11 @@ import java.lang.foreign.MemorySegment;
  * The generation is read before the arrival: it can move only once every member, this one included, has arrived,
  * so the value read is this sync's. The last arrival resets the count before it publishes the next generation, so
  * an arrival at the next sync (which needs the new generation first) never meets a stale count.
- * While it waits, a member looks every CHECK_NANOS for members that died or left (RegionLayout's slots): their
- * absence makes the sync impossible, so it marks the group broken (bumps the epoch, clears the arrivals) and throws
- * an IllegalStateException naming the rank and the pid; every other member's next look, or next sync, fails too.
+ * While it waits, a member looks every CHECK_NANOS for members that died (RegionLayout's slots): their absence
+ * makes the sync impossible, so it marks the group broken (bumps the epoch, clears the arrivals) and throws an
+ * IllegalStateException naming the rank and the pid; every other member's next look, or next sync, fails too. A
+ * member that leaves while others live breaks the group itself (RegionMembers.leave), naming its rank; a free
+ * slot is a member that has not joined yet, which the sync waits for.
  * </pre>
  */
 public final class RegionGroup implements Group {
@@ -79,14 +81,16 @@ public final class RegionGroup implements Group {
     private void checkEpoch() {
         long now = RegionLayout.epoch(region);
         if (now != epoch) {
+            int left = (int) RegionLayout.INT.getVolatile(region, RegionLayout.LEFT_RANK_AT);
             throw new IllegalStateException(what + ": the group that rank " + rank + " joined (epoch " + epoch
-                + ") has broken: a member died or left (the region is at epoch " + now + "); leave, and join anew");
+                + ") has broken: " + (left > 0 && left <= size ? "rank " + (left - 1) + " left the group"
+                : "a member died or left") + " (the region is at epoch " + now + "); leave, and join anew");
         }
     }
 
     /**
-     * Throws when a member of the group died or left (marking the group broken for every member), or the group
-     * broke: the sync it waits for can never complete.
+     * Throws when a member of the group died (marking the group broken for every member), or the group broke (a
+     * member left): the sync it waits for can never complete.
      */
     private void checkMembers() {
         checkEpoch();
@@ -96,14 +100,8 @@ public final class RegionGroup implements Group {
         }
         for (int r = 0; r < size; r++) {
             ProcessIdentity member = RegionLayout.member(region, r);
-            if (member == null || !member.isAlive()) {
+            if (member != null && !member.isAlive()) {
                 RegionMembers.broken(region, epoch);
-            }
-            if (member == null) {
-                throw new IllegalStateException(what + ": rank " + r + " left the group, so its sync can never "
-                    + "complete (rank " + rank + " waits in it)");
-            }
-            if (!member.isAlive()) {
                 throw new IllegalStateException(what + ": rank " + r + " (" + member + ") died, so the group's sync "
                     + "can never complete (rank " + rank + " waits in it)");
             }

@@ -20,7 +20,7 @@ import java.nio.charset.StandardCharsets;
  *  28  group size      int: 0 until the first member joins (set with a CAS), then the size every member joined with
  *  32  epoch           long: bumped (CAS) when a new group forms over a crashed one's stale members
  *  40  sync arrivals   int: members arrived at the group's current sync (RegionGroup)
- *  44  reserved
+ *  44  left rank       int: 1 + the rank whose leave broke the group last (0: none), for the survivors' message
  *  48  sync generation a ProcessWaiting wait word (8 bytes): the group's completed syncs
  *  56..63 reserved
  *  64  member slot i at 64 + 64 i: pid long @0 (0: free; claimed with a CAS), start millis long @8
@@ -40,6 +40,7 @@ public final class RegionLayout {
     static final long GROUP_SIZE_AT = 28;
     static final long EPOCH_AT = 32;
     static final long SYNC_ARRIVED_AT = 40;
+    static final long LEFT_RANK_AT = 44;
     static final long SYNC_GENERATION_AT = 48;
     static final long MEMBERS_AT = 64;
     static final int SLOT_BYTES = 64;

@@ -9,7 +9,7 @@ import java.lang.foreign.MemorySegment;
  * <pre>
  * join(size, rank), repeated until it returns or throws:
  *   group size 0                 : CAS it to size (the first member fixes it)
- *   group size s != size, or the rank held by a dead process (a crash):
+ *   group size s != size, or a rank of the group held by a dead process (a crash):
  *                                  a live member -> refused, naming the live members (a member's death breaks
  *                                  its group: the survivors must leave first); none -> a new group: CAS the
  *                                  epoch, free the dead slots, clear the sync arrivals the old group left, CAS
@@ -17,7 +17,9 @@ import java.lang.foreign.MemorySegment;
  *   slot free                    : claim it (RegionLayout.claim), in the epoch read before (else free it again)
  *   slot held by this process    : refused (one rank per (process, join))
  *   slot held by a live process  : refused, naming the pid
- * A group that lost a member is broken (RegionGroup bumps the epoch): its members' syncs fail from then on.
+ * A group that lost a member is broken (RegionGroup bumps the epoch when it finds one dead, leave when a member
+ * leaves while others live): its members' syncs fail from then on. A free slot in a live group is a member that
+ * has not joined yet (members start at their own pace), never one that left.
  * Every step is a CAS on a word that only moves forward or is re-read, so racing joiners in several processes each
  * end with a distinct rank or a refusal.
  * </pre>
@@ -46,15 +48,15 @@ public final class RegionMembers {
             long epoch = RegionLayout.epoch(region);
             String live = liveMembers(region, size);
             ProcessIdentity holder = size == groupSize ? RegionLayout.member(region, rank) : null;
-            boolean staleHolder = holder != null && !holder.equals(me) && !holder.isAlive();
-            if (size != groupSize || staleHolder) {
+            String dead = deadMembers(region, size);
+            if (size != groupSize || !dead.isEmpty()) {
                 if (!live.isEmpty()) {
                     throw size != groupSize
                         ? new IllegalArgumentException(what + " is owned by a live group of " + size + " members ("
                             + live + "); asked to join a group of " + groupSize)
-                        : new IllegalStateException("rank " + rank + " of " + what + " was held by " + holder
-                            + ", which died: its group is broken, and its live members (" + live + ") must leave "
-                            + "before a new group forms");
+                        : new IllegalStateException("the group of " + what + " lost " + dead + ": it is broken, and "
+                            + "its live members (" + live + ") must leave before a new group forms (rank " + rank
+                            + " asked to join)");
                 }
                 newGroup(region, epoch, size, groupSize);       // every member died or left: a new group forms
                 continue;
@@ -85,6 +87,7 @@ public final class RegionMembers {
             }
         }
         RegionLayout.INT.setVolatile(region, RegionLayout.SYNC_ARRIVED_AT, 0);
+        RegionLayout.INT.setVolatile(region, RegionLayout.LEFT_RANK_AT, 0);
         RegionLayout.casGroupSize(region, size, groupSize);
     }
 
@@ -98,18 +101,37 @@ public final class RegionMembers {
         }
     }
 
-    /** Leaves rank {@code rank}, if this process holds it. */
+    /**
+     * Leaves rank {@code rank}, if this process holds it. If another member of the group lives, the group breaks
+     * (its syncs could never complete again), naming this rank.
+     */
     public static void leave(MemorySegment region, int rank) {
-        RegionLayout.release(region, rank, ProcessIdentity.CURRENT);
+        long epoch = RegionLayout.epoch(region);
+        int size = RegionLayout.groupSize(region);
+        if (RegionLayout.release(region, rank, ProcessIdentity.CURRENT) && size > 0 && size <= RegionLayout.SLOTS
+            && !liveMembers(region, size).isEmpty()) {
+            RegionLayout.INT.setVolatile(region, RegionLayout.LEFT_RANK_AT, rank + 1);
+            broken(region, epoch);
+        }
     }
 
     /** The live members of a group of {@code size}, described; empty when none lives. */
     static String liveMembers(MemorySegment region, int size) {
+        return members(region, size, true);
+    }
+
+    /** The members of a group of {@code size} whose processes died, described; empty when none did. */
+    private static String deadMembers(MemorySegment region, int size) {
+        return members(region, size, false);
+    }
+
+    private static String members(MemorySegment region, int size, boolean alive) {
         StringBuilder b = new StringBuilder();
         for (int r = 0; r < size; r++) {
             ProcessIdentity m = RegionLayout.member(region, r);
-            if (m != null && m.isAlive()) {
-                b.append(b.isEmpty() ? "" : ", ").append("rank ").append(r).append(": ").append(m);
+            if (m != null && m.isAlive() == alive) {
+                b.append(b.isEmpty() ? "" : ", ").append("rank ").append(r).append(": ").append(m)
+                    .append(alive ? "" : ", dead");
             }
         }
         return b.toString();

@@ -1,6 +1,8 @@
 package dev.jpipeline.internal;
 
-import java.lang.invoke.MethodHandles;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 
 /**
@@ -9,6 +11,7 @@ import java.lang.invoke.VarHandle;
  *
  * <pre>
  * State: one word, updated by CAS:  producers claimed (20 bits) | consumers claimed (20) | undecided quitters (20)
+ * (on the heap, or in a shared region for a system-scope pipeline whose threads are in several processes)
  *
  * A thread that quits before its first operation has no side yet: it stays undecided until the others' claims
  * determine it, and never takes a place that a live thread needs. Undecided quitters are settled when
@@ -30,12 +33,23 @@ final class SideLedger {
 
     private final int producerPlaces;
     private final int consumerPlaces;
-    /** The packed counts: accessed through {@code STATE} (CAS). */
-    private volatile long state;
+    /** The packed counts, a long at offset 0: accessed through {@code STATE} (volatile reads, CAS). */
+    private final MemorySegment state;
 
+    /** A ledger on the heap. */
     SideLedger(int producerPlaces, int consumerPlaces) {
+        this(producerPlaces, consumerPlaces, MemorySegment.ofArray(new long[1]));
+    }
+
+    /** A ledger whose word is {@code word}'s first long, formatted to 0 (a shared region's). */
+    SideLedger(int producerPlaces, int consumerPlaces, MemorySegment word) {
         this.producerPlaces = producerPlaces;
         this.consumerPlaces = consumerPlaces;
+        this.state = word;
+    }
+
+    private long state() {
+        return (long) STATE.getVolatile(state, 0L);
     }
 
     /**
@@ -58,7 +72,7 @@ final class SideLedger {
      */
     Claim claim(boolean producer, int rank, int groupSize) {
         for (;;) {
-            long s = state;
+            long s = state();
             int p = producers(s);
             int c = consumers(s);
             if (producer ? p >= producerPlaces : c >= consumerPlaces) {
@@ -66,7 +80,7 @@ final class SideLedger {
             }
             long next = producer ? pack(p + 1, c, undecided(s)) : pack(p, c + 1, undecided(s));
             long settled = settle(next);
-            if (STATE.compareAndSet(this, s, settled)) {
+            if (STATE.compareAndSet(state, 0L, s, settled)) {
                 return new Claim(producer ? p : c, dropsBetween(next, settled));
             }
         }
@@ -75,10 +89,10 @@ final class SideLedger {
     /** A thread quits before its first operation. @return the quitters (itself included) this settles */
     Drops quitUndecided() {
         for (;;) {
-            long s = state;
+            long s = state();
             long next = pack(producers(s), consumers(s), undecided(s) + 1);
             long settled = settle(next);
-            if (STATE.compareAndSet(this, s, settled)) {
+            if (STATE.compareAndSet(state, 0L, s, settled)) {
                 return dropsBetween(next, settled);
             }
         }
@@ -86,7 +100,7 @@ final class SideLedger {
 
     /** Undecided quitters not settled yet. */
     int undecided() {
-        return undecided(state);
+        return undecided(state());
     }
 
     private long settle(long s) {
@@ -150,18 +164,10 @@ final class SideLedger {
 
     @Override
     public String toString() {
-        long s = state;
+        long s = state();
         return producers(s) + "/" + producerPlaces + " producer places and " + consumers(s) + "/" + consumerPlaces
             + " consumer places taken, " + undecided(s) + " undecided quitters";
     }
 
-    private static final VarHandle STATE;
-
-    static {
-        try {
-            STATE = MethodHandles.lookup().findVarHandle(SideLedger.class, "state", long.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle STATE = JAVA_LONG.varHandle();
 }

@@ -47,6 +47,9 @@ import java.nio.channels.FileChannel;
  * (awaitChecked), so that it can land held-back copies the wait needs; every acquire of round r + 1 frees round r
  * (stageFreed) before it returns, so that the round's poison never lands on what the producer writes next.
  *
+ * A handle of a ring in a shared region (system scope across processes) also writes its cursors to its rank's slot
+ * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper).
+ *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
  * off the fast path: the hang detector reads what a stalled handle waits for (volatile), and abandons a handle
@@ -75,6 +78,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private final StageRing ring;
+    /** The ring's shared region, or null: then this handle's cursors are copied to its rank's slot. */
+    private final RegionStages region;
     /** The sides: waits read every group of the other side's stage. */
     private final StageSide produced;
     private final StageSide consumed;
@@ -143,6 +148,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     StageHandle(StageRing ring, int rank, Boolean producer, int member) {
         super(ring.settings.interleaver());
         this.ring = ring;
+        this.region = ring.region;
         this.produced = ring.produced;
         this.consumed = ring.consumed;
         this.stages = ring.settings.stageCount();
@@ -163,6 +169,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         this.trace = sink == null ? null : sink.lane(ownerName(), rank, side == null ? "partitioned" : side.label());
         if (ring.detector != null) {
             ring.detector.register(this);
+        }
+        if (ring.local != null) {
+            ring.local.add(this);
         }
     }
 
@@ -213,6 +222,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             interleaver.stageFreed(ring, head, headRound - 1);
         }
         acquired = true;
+        if (region != null) {
+            region.acquired(rank, committed());
+        }
         if (trace != null) {
             trace.record(StageOperation.ACQUIRE, start, head, committed());
         }
@@ -239,6 +251,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (++head == stages) {
             head = 0;
             headRound++;
+        }
+        if (region != null) {
+            region.committed(rank, committed());
         }
     }
 
@@ -366,6 +381,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             tail = 0;
             tailRound++;
         }
+        if (region != null) {
+            region.released(rank, released());
+        }
     }
 
     /**
@@ -464,6 +482,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!active || !ACTIVE.compareAndSet(this, true, false)) {
             return false;
         }
+        if (region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
+            return false;       // a survivor left for it already (its process was taken for dead)
+        }
         return leave("quit");
     }
 
@@ -543,6 +564,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             throw tooMany;
         }
         side = producer ? Side.PRODUCER : Side.CONSUMER;
+        if (region != null) {
+            region.side(rank, producer ? RegionStages.PRODUCER : RegionStages.CONSUMER, claim.member());
+        }
         join(claim.member());
         ring.drop(claim.settled());
     }
@@ -621,7 +645,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     @Override
     public void abandon() {
-        if (!ACTIVE.compareAndSet(this, true, false)) {
+        if (!ACTIVE.compareAndSet(this, true, false)
+            || region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
             return;
         }
         ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");

@@ -1,6 +1,8 @@
 package dev.jpipeline.internal;
 
-import java.lang.invoke.MethodHandles;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -18,6 +20,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * Batch b lives in stage b mod S, round b div S. A producer in round k of stage s may acquire once
  * Cp[s] &gt;= k; a consumer in round k may read once Pp[s] &gt;= k + 1. So no barrier ever runs more than one
  * phase ahead of a thread waiting on it, and a phase's failure record is read before the next phase can fail.
+ *
+ * A ring in a shared region (system scope, RegionStages) keeps its barriers, owners and ledger there, one group
+ * per member; each process that made handles on it has a ring object over the same bytes. It has no hang detector
+ * (it cannot see the threads of other processes): its waiters look for dead processes instead (RegionReaper).
  * </pre>
  */
 final class StageRing {
@@ -38,8 +44,14 @@ final class StageRing {
     final HangDetector detector;
     /** Ranks whose threads ended without quit: named where their absence makes progress impossible. */
     private final List<String> departures = new CopyOnWriteArrayList<>();
-    /** Handles that have not quit yet; the one that brings it to 0 is the last owner (getAndAdd). */
-    private volatile int owners;
+    /** Handles that have not quit yet, a long at 0 (getAndAdd): the one that brings it to 0 is the last owner. */
+    private final MemorySegment owners;
+    /** The region's state when the ring is in a shared region, else null. */
+    final RegionStages region;
+    /** Region rings: this process's handles, so that a waiter can leave for one whose thread ended; else null. */
+    final List<StageHandle> local;
+    /** Region rings: leaves for dead ranks, and names them; else null. */
+    private final RegionReaper reaper;
 
     StageRing(Kind kind, int groupSize, int producerCount, int consumerCount, PipelineSettings settings) {
         this.kind = kind;
@@ -59,7 +71,44 @@ final class StageRing {
         this.detector = settings.hangPatienceNanos() <= 0 ? null
             : new HangDetector(settings.hangPatienceNanos(), "pipeline deadlock: every thread of the " + this.describe()
                 + " is stuck", this::signature, this::stageStates);
-        OWNERS.setRelease(this, groupSize);
+        this.owners = MemorySegment.ofArray(new long[] {groupSize});
+        this.region = null;
+        this.local = null;
+        this.reaper = null;
+    }
+
+    /**
+     * A ring over the pipeline that {@code region} holds (formatted by its make and checked by the caller): this
+     * process's view, which writes nothing until a handle acts.
+     */
+    StageRing(RegionStages region, Kind kind, int groupSize, int producerCount, int consumerCount,
+              PipelineSettings settings) {
+        this.kind = kind;
+        this.groupSize = groupSize;
+        this.producerCount = producerCount;
+        this.consumerCount = consumerCount;
+        this.settings = settings;
+        this.region = region;
+        this.local = new CopyOnWriteArrayList<>();
+        this.reaper = new RegionReaper(this);
+        int stages = settings.stageCount();
+        PhaseBarrier[][] producedWords = new PhaseBarrier[producerCount][stages];
+        PhaseBarrier[][] consumedWords = new PhaseBarrier[consumerCount][stages];
+        for (int s = 0; s < stages; s++) {
+            for (int m = 0; m < producerCount; m++) {
+                producedWords[m][s] = new PhaseBarrier(
+                    new SharedWord(region.area, region.producedCell(m, s), region.record(m, s), reaper::reap));
+            }
+            for (int m = 0; m < consumerCount; m++) {
+                consumedWords[m][s] = new PhaseBarrier(
+                    new SharedWord(region.area, region.consumedCell(m, s), -1, reaper::reap));
+            }
+        }
+        this.produced = new StageSide(producedWords, region.leftFrom(true));
+        this.consumed = new StageSide(consumedWords, region.leftFrom(false));
+        this.sides = kind == Kind.BY_COUNT ? new SideLedger(producerCount, consumerCount, region.ledger()) : null;
+        this.detector = null;
+        this.owners = region.owners();
     }
 
     /** Drops undecided quitters that a count partition has just settled, from round 0 of their side. */
@@ -74,7 +123,7 @@ final class StageRing {
 
     /** Gives up one handle's ownership. @return whether it was the last one */
     boolean releaseOwner() {
-        return (int) OWNERS.getAndAdd(this, -1) == 1;
+        return (long) OWNERS.getAndAdd(owners, 0L, -1L) == 1;
     }
 
     void departed(String note) {
@@ -83,7 +132,8 @@ final class StageRing {
 
     /** "" or "; " followed by the ranks whose threads ended without quit. */
     String departures() {
-        return departures.isEmpty() ? "" : "; " + String.join("; ", departures);
+        return (departures.isEmpty() ? "" : "; " + String.join("; ", departures))
+            + (reaper == null ? "" : reaper.deaths());
     }
 
     /** Changes whenever any barrier of the pipeline changes (the hang detector's progress signature). */
@@ -110,16 +160,8 @@ final class StageRing {
 
     @Override
     public String toString() {
-        return describe() + ", " + owners + " owners; " + stageStates().replace("\n  ", "; ");
+        return describe() + ", " + (long) OWNERS.getVolatile(owners, 0L) + " owners; " + stageStates().replace("\n  ", "; ");
     }
 
-    private static final VarHandle OWNERS;
-
-    static {
-        try {
-            OWNERS = MethodHandles.lookup().findVarHandle(StageRing.class, "owners", int.class);
-        } catch (ReflectiveOperationException e) {
-            throw new ExceptionInInitializerError(e);
-        }
-    }
+    private static final VarHandle OWNERS = JAVA_LONG.varHandle();
 }

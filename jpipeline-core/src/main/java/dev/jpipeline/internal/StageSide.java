@@ -1,6 +1,9 @@
 package dev.jpipeline.internal;
 
-import java.util.concurrent.atomic.AtomicLongArray;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
 
 /**
  * One side of a {@link StageRing}: the barriers that count the producers' commits ({@code produced}) or the
@@ -24,6 +27,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * Layout, in the ring's word array: each group's words of all stages side by side when it has one member (one
  * writer; a reader that fetches one word's line gets the next stages' words with it), a padding apart when it has
  * several (they arrive at different stages); a padding between groups, so that members never share a line.
+ *
+ * In a shared region (system scope, RegionStages) every member is a group of its own, whatever their number: a
+ * solo group's word tells whether its member arrived, which is how a survivor settles a crashed process's place
+ * (RegionStages.reap). The words and the left-from rounds are then in the region; the algorithm is the same.
  * </pre>
  */
 final class StageSide {
@@ -36,15 +43,17 @@ final class StageSide {
     /** Per group: whether it has exactly one member (its arrivals may be arriveAlone stores). */
     private final boolean[] solo;
     /**
-     * Per group and stage ([group * stages + stage]): the latest round a member of the group has left from,
+     * Per group and stage (long [group * stages + stage]): the latest round a member of the group has left from,
      * recorded before its drop, so the round the group is deserted from once nobody is left (0 while none has left:
-     * a group that never had a member is deserted from round 0).
+     * a group that never had a member is deserted from round 0). A heap segment, or the region's longs.
      */
-    private final AtomicLongArray leftFrom;
-    /** The first index after this side's words and the padding that follows them. */
+    private final MemorySegment leftFrom;
+    /** The first index after this side's words and the padding that follows them (0 for a side in a region). */
     final int end;
 
     /**
+     * A side whose barrier words are in the ring's array.
+     *
      * @param words   the ring's word array ({@link #wordsNeeded} long from {@code base} on)
      * @param base    where the side's first word goes (padded before it by the caller)
      * @param stages  stages of the ring
@@ -54,7 +63,7 @@ final class StageSide {
         int count = groupCount(members);
         this.groups = new PhaseBarrier[count][stages];
         this.solo = new boolean[count];
-        this.leftFrom = new AtomicLongArray(count * stages);
+        this.leftFrom = MemorySegment.ofArray(new long[count * stages]);
         int at = base;
         for (int g = 0; g < count; g++) {
             int expected = sizeOf(g, members, count);
@@ -66,6 +75,20 @@ final class StageSide {
             at += (stages - 1) * stride + 1 + PhaseBarrier.WORD_PAD;
         }
         this.end = at;
+    }
+
+    /**
+     * A side in a shared region: one group per member, each barrier of {@code barriers} ([member][stage]) a
+     * {@link SharedWord}'s, formatted already.
+     *
+     * @param leftFrom the region's longs for the left-from rounds ([member * stages + stage]), formatted to 0
+     */
+    StageSide(PhaseBarrier[][] barriers, MemorySegment leftFrom) {
+        this.groups = barriers;
+        this.solo = new boolean[barriers.length];
+        java.util.Arrays.fill(solo, true);
+        this.leftFrom = leftFrom;
+        this.end = 0;
     }
 
     /** Longs a side of {@code members} over {@code stages} stages takes, its trailing padding included. */
@@ -125,7 +148,12 @@ final class StageSide {
      */
     void drop(int member, int stage, long round) {
         int g = member % groups.length;
-        leftFrom.accumulateAndGet(g * stages() + stage, round, Math::max);
+        long at = (long) (g * stages() + stage) * Long.BYTES;
+        for (long was = (long) LEFT_FROM.getVolatile(leftFrom, at);
+             was < round && !LEFT_FROM.compareAndSet(leftFrom, at, was, round);
+             was = (long) LEFT_FROM.getVolatile(leftFrom, at)) {
+            // raise it to round, unless a later round is there already
+        }
         groups[g][stage].dropFromRound((int) round);
     }
 
@@ -141,12 +169,16 @@ final class StageSide {
      * and its members left from that round or an earlier one (so it never delivers the round).
      */
     boolean deserted(int group, int stage, long round) {
-        return groups[group][stage].expected() == 0 && round >= leftFrom.get(group * stages() + stage);
+        return groups[group][stage].expected() == 0
+            && round >= (long) LEFT_FROM.getVolatile(leftFrom, (long) (group * stages() + stage) * Long.BYTES);
     }
 
     private int stages() {
         return groups[0].length;
     }
+
+    /** Accesses to the left-from rounds: volatile reads, CAS. */
+    private static final VarHandle LEFT_FROM = JAVA_LONG.varHandle();
 
     /** Whether {@code barrier} is one of this side's. */
     boolean owns(PhaseBarrier barrier) {

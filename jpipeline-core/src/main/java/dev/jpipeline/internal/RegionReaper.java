@@ -1,0 +1,152 @@
+package dev.jpipeline.internal;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Leaves a shared-region pipeline on behalf of the ranks that cannot leave themselves: a rank whose process died,
+ * and a rank of this process whose thread ended without quit. It is what the hang detector's abandon is for an
+ * in-process pipeline, for threads it cannot see: every waiter of a region ring runs {@link #reap} every
+ * {@link SharedWord#CHECK_NANOS} of waiting, so a crash is noticed within that time by whoever waits for it.
+ *
+ * <pre>
+ * A dead rank is claimed by a CAS of its slot's state, ACTIVE to REAPED, so exactly one survivor leaves for it,
+ * as the rank itself would have left with quit. Its cursors are in its slot, written after each of its operations;
+ * they lag by one when it died between an arrival and the cursor's update. Every member of a region ring is alone
+ * in its group, so its words tell what it did: its barrier of the batch after its last recorded commit (release)
+ * is past that round, or has its arrival, exactly when it committed (released) that batch too.
+ *
+ *   producer side   c = committed batches (corrected as above)
+ *                   acquired batch c, not committed: the stage fails (a record naming the rank and pid), and its
+ *                     phase completes without it and without the copies it tied (they died with their process)
+ *                   each of the last S committed batches whose phase has not completed waits for copies that will
+ *                     never land: it fails and completes the same way
+ *                   then it is dropped from every stage from the round of its next commit there, as quit does
+ *   consumer side   t = released batches (corrected); dropped from the round of its next release in each stage
+ *   undecided       (a count partition's rank that took no side) settled through the ledger, as quit does
+ * Then its ownership is given up. Peers waiting for its side see the side abandoned once nobody is left on it, and
+ * their exception names every rank that died (deaths).
+ * </pre>
+ */
+final class RegionReaper {
+
+    private final StageRing ring;
+    private final RegionStages region;
+
+    RegionReaper(StageRing ring) {
+        this.ring = ring;
+        this.region = ring.region;
+    }
+
+    /** Leaves for this process's handles whose thread ended, and for every rank whose process died. */
+    void reap() {
+        for (StageHandle handle : ring.local) {
+            if (handle.ownerEnded()) {
+                handle.abandon();
+            }
+        }
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            if (region.state(rank) == RegionStages.ACTIVE) {
+                ProcessIdentity maker = region.maker(rank);
+                if (!maker.isAlive() && region.casState(rank, RegionStages.ACTIVE, RegionStages.REAPED)) {
+                    leaveFor(rank, "rank " + rank + " (" + maker + ")");
+                }
+            }
+        }
+    }
+
+    /** "; rank 1 (pid 4711 ...) died without quit" for each rank a survivor left for, or "". */
+    String deaths() {
+        List<String> dead = new ArrayList<>();
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            if (region.state(rank) == RegionStages.REAPED) {
+                dead.add("rank " + rank + " (" + region.maker(rank) + ") died without quit");
+            }
+        }
+        return dead.isEmpty() ? "" : "; " + String.join("; ", dead);
+    }
+
+    private void leaveFor(int rank, String who) {
+        int side = region.side(rank);
+        int member = region.member(rank);
+        boolean produces = side == RegionStages.PRODUCER || side == RegionStages.BOTH;
+        boolean consumes = side == RegionStages.CONSUMER || side == RegionStages.BOTH;
+        if (side < RegionStages.UNDECIDED || side > RegionStages.BOTH || member < 0
+            || produces && member >= ring.producerCount || consumes && member >= ring.consumerCount) {
+            throw new IllegalStateException(region.what + ": rank " + rank + "'s place is corrupted (side " + side
+                + ", member " + member + " of " + ring.producerCount + " producers and " + ring.consumerCount
+                + " consumers)");
+        }
+        if (side == RegionStages.UNDECIDED) {
+            ring.drop(ring.sides.quitUndecided());
+        }
+        if (produces) {
+            leaveProducer(rank, member, who);
+        }
+        if (consumes) {
+            leaveConsumer(rank, member);
+        }
+        ring.releaseOwner();
+    }
+
+    private void leaveProducer(int rank, int member, String who) {
+        PhaseBarrier[] words = ring.produced.of(member);
+        int stages = words.length;
+        long committed = region.committed(rank);
+        long acquired = region.acquired(rank);
+        if (committed < 0 || acquired < 0) {
+            throw new IllegalStateException(region.what + ": rank " + rank + "'s cursors are corrupted (committed "
+                + committed + ", acquired " + acquired + ")");
+        }
+        if (arrived(words[(int) (committed % stages)], committed / stages)) {
+            committed++;                // it died between its commit and the cursor's update
+        }
+        if (acquired == committed + 1) {
+            int stage = (int) (committed % stages);
+            fail(words[stage], committed / stages, "producer " + who + " died after acquiring stage " + stage
+                + " (batch " + committed + ") without committing it");
+            committed++;
+        }
+        for (long batch = Math.max(0, committed - stages); batch < committed; batch++) {
+            int stage = (int) (batch % stages);
+            if (!words[stage].isComplete((int) (batch / stages))) {
+                fail(words[stage], batch / stages, "the copies that producer " + who + " tied to stage " + stage
+                    + " (batch " + batch + ") never landed: its process died");
+            }
+        }
+        int head = (int) (committed % stages);
+        long headRound = committed / stages;
+        for (int s = 0; s < stages; s++) {
+            ring.produced.drop(member, s, s < head ? headRound + 1 : headRound);
+        }
+    }
+
+    private void leaveConsumer(int rank, int member) {
+        PhaseBarrier[] words = ring.consumed.of(member);
+        int stages = words.length;
+        long released = region.released(rank);
+        if (released < 0) {
+            throw new IllegalStateException(region.what + ": rank " + rank + "'s release count is corrupted ("
+                + released + ")");
+        }
+        if (arrived(words[(int) (released % stages)], released / stages)) {
+            released++;                 // it died between its release and the cursor's update
+        }
+        int tail = (int) (released % stages);
+        long tailRound = released / stages;
+        for (int s = 0; s < stages; s++) {
+            ring.consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
+        }
+    }
+
+    /** Whether a lone member has arrived at phase {@code round} of its {@code word}: past it, or counted in it. */
+    private static boolean arrived(PhaseBarrier word, long round) {
+        return word.isComplete((int) round) || word.arrived() > 0;
+    }
+
+    /** Fails phase {@code round} of a dead member's word and completes it without the arrivals it lacks. */
+    private static void fail(PhaseBarrier word, long round, String why) {
+        word.recordFailure((int) round, new IllegalStateException(why));
+        word.completeWithout((int) round, 1);
+    }
+}

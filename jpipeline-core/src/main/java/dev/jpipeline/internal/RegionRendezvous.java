@@ -1,0 +1,226 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.Group;
+import dev.jpipeline.PipelineRole;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The collective {@code make_pipeline} of a shared state in a shared region: the ranks may be in several processes,
+ * so their proposals meet in the region (RegionStages' rank slots) and the make's rank 0 decides for all.
+ *
+ * <pre>
+ * make (each rank):   tag = makes + 1                   (every rank reads the same count: see below)
+ *                     slot[rank] = its proposal, tagged
+ *                     group.sync()   #1                 every proposal is written
+ *   rank 0:           verdict over the slots tagged tag (MakeRendezvous.verdict, plus the stage counts, plus: no
+ *                     live handle of the previous pipeline); ok: format the pipeline (places, barriers, owners)
+ *                     publish the verdict, then makes = tag
+ *                     group.sync()   #2                 the verdict and the pipeline are written
+ *                     makes != tag: rank 0 failed before publishing; a refusal: throw it; else check the header
+ *                     and attach: this process's ring for the make (one per process), and a handle
+ * </pre>
+ * makes changes only between a make's #1 and #2, and each rank reads it before its #1 and after its previous #2,
+ * so every rank of a make reads the same count. A rank with an argument that does not fit the region still takes
+ * part in both syncs without writing, so that the others fail (its slot is not tagged) instead of waiting for it.
+ * The syncs are the group's: a {@code RegionGroup}'s sync crosses processes, and fails if a member died.
+ */
+public final class RegionRendezvous implements PipelineMaker {
+
+    private final RegionStages region;
+    private final PipelineSettings settings;
+    /** The ring of this process for the latest make it attached to, and that make's tag. Guarded by this. */
+    private StageRing ring;
+    private long ringTag;
+
+    RegionRendezvous(RegionStages region, PipelineSettings settings) {
+        this.region = region;
+        this.settings = settings;
+    }
+
+    /** A rendezvous over the state area {@code area} of a region, named {@code what} in messages. */
+    public static RegionRendezvous in(java.lang.foreign.MemorySegment area, String what, PipelineSettings settings) {
+        return new RegionRendezvous(new RegionStages(area, what), settings);
+    }
+
+    /** Bytes a state needs for pipelines of {@code stages} stages made by a group of {@code groupSize}. */
+    public static long bytesFor(int stages, int groupSize) {
+        return RegionStages.bytesFor(stages, groupSize);
+    }
+
+    @Override
+    public PipelineHandle makeUnified(Group group) {
+        return make(group, new MakeRendezvous.Proposal(StageRing.Kind.UNIFIED, group.size(), 0, null));
+    }
+
+    @Override
+    public PipelineHandle makeByCount(Group group, int producerCount) {
+        return make(group, new MakeRendezvous.Proposal(StageRing.Kind.BY_COUNT, group.size(), producerCount, null));
+    }
+
+    @Override
+    public PipelineHandle makeByRole(Group group, PipelineRole role) {
+        return make(group, new MakeRendezvous.Proposal(StageRing.Kind.BY_ROLE, group.size(), 0, role));
+    }
+
+    private PipelineHandle make(Group group, MakeRendezvous.Proposal mine) {
+        int rank = group.threadRank();
+        int n = mine.groupSize();
+        int stages = settings.stageCount();
+        IllegalArgumentException early = MakeRendezvous.sizeVerdict(mine, rank);
+        if (early == null && RegionStages.bytesFor(stages, n) > region.area.byteSize()) {
+            early = new IllegalArgumentException(region.what + " has " + region.area.byteSize() + " bytes from its "
+                + "offset to the region's end; a pipeline of " + stages + " stages for a group of " + n + " needs "
+                + RegionStages.bytesFor(stages, n) + " (PipelineSharedState.regionBytes)");
+        }
+        long tag = region.makes() + 1;
+        if (early == null) {
+            region.propose(rank, tag, mine.kind().ordinal(), mine.producers(), roleCode(mine.role()), n, stages);
+        }
+        group.sync();                                               // #1
+        if (rank == 0 && early == null) {
+            String refusal;
+            try {
+                refusal = decide(mine, tag, n, stages);
+            } catch (RuntimeException e) {
+                refusal = region.what + ": rank 0 could not make the pipeline: " + e;
+            }
+            region.publishVerdict(tag, refusal);
+        }
+        group.sync();                                               // #2
+        if (early != null) {
+            throw early;
+        }
+        if (region.makes() != tag) {
+            throw new IllegalArgumentException(region.what + ": rank 0 published no verdict for this make (it failed "
+                + "before deciding: see its exception)");
+        }
+        String refusal = region.refusal();
+        if (refusal != null) {
+            throw new IllegalArgumentException(refusal);
+        }
+        return attach(rank, mine, tag, n, stages);
+    }
+
+    /** This rank's handle on the pipeline rank 0 formatted, after checking what the region says about it. */
+    private PipelineHandle attach(int rank, MakeRendezvous.Proposal mine, long tag, int n, int stages) {
+        String bad = region.check(stages, n, mine.kind().ordinal());
+        int side = region.side(rank);
+        int member = region.member(rank);
+        int expectedSide = switch (mine.kind()) {
+            case UNIFIED -> RegionStages.BOTH;
+            case BY_COUNT -> RegionStages.UNDECIDED;
+            case BY_ROLE -> mine.role() == PipelineRole.PRODUCER ? RegionStages.PRODUCER : RegionStages.CONSUMER;
+        };
+        int sideSize = side == RegionStages.CONSUMER ? region.consumers() : region.producers();
+        if (bad == null && (side != expectedSide || member < 0 || member >= Math.max(1, sideSize))) {
+            bad = region.what + ": rank " + rank + "'s place does not match its make (side " + side + ", member "
+                + member + "; a corrupted region?)";
+        }
+        if (bad != null) {
+            throw new IllegalStateException(bad);
+        }
+        StageRing shared = ringOf(tag, mine.kind(), n);
+        return new StageHandle(shared, rank, mine.role() == null ? null : mine.role() == PipelineRole.PRODUCER,
+            mine.kind() == StageRing.Kind.UNIFIED ? rank : member);
+    }
+
+    /** This process's ring for make {@code tag}: the first rank to attach creates it. */
+    private synchronized StageRing ringOf(long tag, StageRing.Kind kind, int n) {
+        if (ring == null || ringTag != tag) {
+            ring = new StageRing(region, kind, n, region.producers(), region.consumers(), settings);
+            ringTag = tag;
+        }
+        return ring;
+    }
+
+    /**
+     * Rank 0's decision: null, having formatted the pipeline, when every rank made the same valid pipeline with this
+     * state's stage count and the previous pipeline has no live handle left; else the refusal.
+     */
+    private String decide(MakeRendezvous.Proposal mine, long tag, int n, int stages) {
+        Map<Integer, MakeRendezvous.Proposal> all = new TreeMap<>();
+        List<String> problems = new ArrayList<>();
+        StageRing.Kind[] kinds = StageRing.Kind.values();
+        for (int r = 0; r < n; r++) {
+            if (region.proposalTag(r) != tag) {
+                continue;               // MakeRendezvous.verdict reports it missing
+            }
+            int kind = region.proposedKind(r);
+            int role = region.proposedRole(r);
+            if (kind < 0 || kind >= kinds.length || role < 0 || role > 2) {
+                problems.add("rank " + r + "'s proposal is corrupted (kind " + kind + ", role " + role + ")");
+                continue;
+            }
+            if (region.proposedStages(r) != stages) {
+                problems.add("rank " + r + " made it on a state of " + region.proposedStages(r) + " stages, rank 0 on "
+                    + stages);
+            }
+            all.put(r, new MakeRendezvous.Proposal(kinds[kind], region.proposedGroupSize(r),
+                region.proposedProducers(r), role == 0 ? null : role == 1 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER));
+        }
+        IllegalArgumentException verdict = MakeRendezvous.verdict(mine, 0, all);
+        if (verdict != null) {
+            problems.add(0, verdict.getMessage());
+        }
+        String live = liveHandleOfPrevious();
+        if (live != null) {
+            problems.add(live);
+        }
+        if (!problems.isEmpty()) {
+            return region.what + ": " + String.join("; ", problems);
+        }
+        int[] sides = new int[n];
+        int[] members = new int[n];
+        int producers = 0;
+        for (int r = 0; r < n; r++) {
+            MakeRendezvous.Proposal p = all.get(r);
+            switch (p.kind()) {
+                case UNIFIED -> {
+                    sides[r] = RegionStages.BOTH;
+                    members[r] = r;
+                }
+                case BY_COUNT -> sides[r] = RegionStages.UNDECIDED;
+                case BY_ROLE -> {
+                    boolean produces = p.role() == PipelineRole.PRODUCER;
+                    sides[r] = produces ? RegionStages.PRODUCER : RegionStages.CONSUMER;
+                    members[r] = produces ? producers : r - producers;
+                    producers += produces ? 1 : 0;
+                }
+            }
+        }
+        int p = switch (mine.kind()) {
+            case UNIFIED -> n;
+            case BY_COUNT -> mine.producers();
+            case BY_ROLE -> producers;
+        };
+        int c = mine.kind() == StageRing.Kind.UNIFIED ? n : n - p;
+        region.format(stages, n, mine.kind().ordinal(), p, c, sides, members);
+        return null;
+    }
+
+    /** A refusal naming a live handle of the pipeline made before on this state, or null when there is none. */
+    private String liveHandleOfPrevious() {
+        if (!region.formatted()) {
+            return null;                // a fresh area: no previous pipeline
+        }
+        int previous = region.groupSize();
+        if (previous < 0 || previous > region.slotCapacity()) {
+            return "the previous pipeline's header is corrupted (a group of " + previous + ")";
+        }
+        for (int r = 0; r < previous; r++) {
+            if (region.state(r) == RegionStages.ACTIVE && region.maker(r).isAlive()) {
+                return "the pipeline made before on this state still has a live handle: rank " + r + " ("
+                    + region.maker(r) + ") has not quit (every handle of a pipeline must quit before the state is "
+                    + "made on again)";
+            }
+        }
+        return null;
+    }
+
+    private static int roleCode(PipelineRole role) {
+        return role == null ? 0 : role == PipelineRole.PRODUCER ? 1 : 2;
+    }
+}

@@ -1,0 +1,196 @@
+package dev.jpipeline.internal;
+
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.VarHandle;
+import java.nio.charset.CodingErrorAction;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A {@link PhaseBarrier}'s word in memory that several processes map (a system-scope pipeline's stage barrier in a
+ * shared region), with what the barrier keeps beside it there: the wake word its waiters sleep on, and the records
+ * of its phases' failures. The barrier runs its one algorithm on this word exactly as on a word of a {@code long[]};
+ * only waiting, waking and failure records differ, because a parked thread or a {@code Throwable} does not cross a
+ * process boundary.
+ *
+ * <pre>
+ * Cell: CELL_BYTES at an 8-byte aligned offset
+ *   0  state    long: the barrier word, in PhaseBarrier's format (phase | W | expected | arrived)
+ *   8  signals  int:  bumped (getAndAdd) after every change a waiter may be waiting for: a completed phase, the
+ *                     last party's drop; a ProcessWaiting wait word, the futex word
+ *  12  waiters  int:  ProcessWaiting's waiter count
+ *
+ * Why a separate futex word: a waiter sleeps while a 32-bit word holds the value it read, and no half of the
+ * state changes on every event a waiter waits for (completing a one-party phase leaves the low half as it was,
+ * the last drop leaves the high half). The signal count changes on every one of them.
+ *
+ * No lost wake-up: the waiter reads signals (W2), then polls the state; the waker changes the state, then bumps
+ * signals (K1, a locked RMW: also the fence K2) and reads the waiter count (K3). If the waiter's poll misses the
+ * change, its read of signals preceded the bump (the state change precedes the bump in the waker's program order,
+ * the poll follows the read in the waiter's), so the kernel's compare at FUTEX_WAIT sees the bump, or the waiter
+ * was queued before the waker's FUTEX_WAKE: ProcessWaiting's Dekker argument, with the bump as the value store.
+ *
+ * Failure record (a produced-side barrier only): two per barrier, one per phase parity, RECORD_BYTES each
+ *   0  stamp    int: the phase recorded; NO_RECORD; or WRITING | phase while a writer fills it
+ *   4  length   int: bytes of the message
+ *   8  message  UTF-8: the failure's toString and the recording pid, truncated to MESSAGE_BYTES
+ * A writer CASes the stamp to WRITING | phase, writes, then publishes the stamp (release); a reader reads the
+ * stamp (acquire), the message, and the stamp again, and takes the message only when the two stamps are the
+ * phase it asks about. A record is written before the arrival that completes its phase, so a reader that saw the
+ * phase complete sees it (the seqlock only guards against two failures of one phase racing).
+ * </pre>
+ */
+final class SharedWord {
+
+    /** Bytes a cell takes: the state word, then the wake word. */
+    static final int CELL_BYTES = 16;
+    /** Bytes a failure record takes. */
+    static final int RECORD_BYTES = 256;
+    /** Bytes a barrier's two failure records take. */
+    static final int RECORDS_BYTES = 2 * RECORD_BYTES;
+    /** A record's stamp when nothing is recorded. */
+    static final int NO_RECORD = -1;
+    private static final int WRITING = 1 << 30;
+    private static final int MESSAGE_BYTES = RECORD_BYTES - 8;
+
+    /** How often a waiter runs {@link #check} while its wait lasts: a dead process is seen within this. */
+    static final long CHECK_NANOS = 100_000_000;
+
+    private final MemorySegment segment;
+    /** The cell's offset in {@link #segment}. */
+    private final long at;
+    /** Where this barrier's failure records are, or -1 when it has none (a consumed-side barrier). */
+    private final long recordsAt;
+    /** Run by a waiter every {@link #CHECK_NANOS}: looks for dead processes, and may throw. */
+    private final Runnable check;
+
+    /**
+     * @param recordsAt where the barrier's {@link #RECORDS_BYTES} of failure records are, or -1 for none
+     * @param check     what a long wait runs every {@link #CHECK_NANOS} (it may throw to end the wait), or null
+     */
+    SharedWord(MemorySegment segment, long at, long recordsAt, Runnable check) {
+        this.segment = segment;
+        this.at = at;
+        this.recordsAt = recordsAt;
+        this.check = check;
+    }
+
+    /** Writes a fresh cell for a barrier expecting {@code expected} arrivals at phase 0, and empty records. */
+    static void format(MemorySegment segment, long at, long recordsAt, long initialState) {
+        STATE.setVolatile(segment, at, initialState);
+        segment.set(JAVA_INT, at + 8, 0);
+        segment.set(JAVA_INT, at + 12, 0);      // safe: no live thread waits on a word being formatted
+        if (recordsAt >= 0) {
+            STAMP.setVolatile(segment, recordsAt, NO_RECORD);
+            STAMP.setVolatile(segment, recordsAt + RECORD_BYTES, NO_RECORD);
+        }
+    }
+
+    long get() {
+        return (long) STATE.getVolatile(segment, at);
+    }
+
+    boolean cas(long expect, long update) {
+        return STATE.compareAndSet(segment, at, expect, update);
+    }
+
+    void set(long value) {
+        STATE.setVolatile(segment, at, value);
+    }
+
+    /** After a change a waiter may be waiting for: bumps the signal count and wakes the sleepers. */
+    void signal() {
+        ProcessWaiting.bumpAndWake(segment, at + 8);
+    }
+
+    /**
+     * Waits until {@code barrier} (whose word this is) is no longer at phase {@code round}, or is abandoned: the
+     * barrier's poll, tested after each read of the signal count.
+     */
+    WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
+        WaitStatus status = ProcessWaiting.await(segment, at + 8, signals -> barrier.poll(round) != null, deadline,
+            interruptible, CHECK_NANOS, check);
+        return status == WaitStatus.COMPLETE ? barrier.poll(round) : status;
+    }
+
+    /** Records {@code failure} for phase {@code round} (see the class comment); the first of a phase's wins. */
+    void recordFailure(int round, Throwable failure) {
+        if (recordsAt < 0) {
+            throw new IllegalStateException("a consumed-side stage barrier has no failure records");
+        }
+        int phase = round & PhaseBarrier.PHASE_MASK;
+        long record = recordsAt + (phase & 1) * RECORD_BYTES;
+        int stamp = (int) STAMP.getVolatile(segment, record);
+        if ((stamp & ~WRITING) == phase || !STAMP.compareAndSet(segment, record, stamp, WRITING | phase)) {
+            return;         // recorded already, or being recorded by another failure of the phase
+        }
+        byte[] message = (failure + " (recorded by pid " + ProcessIdentity.CURRENT.pid() + ")")
+            .getBytes(StandardCharsets.UTF_8);
+        int length = Math.min(message.length, MESSAGE_BYTES);
+        MemorySegment.copy(message, 0, segment, JAVA_BYTE, record + 8, length);
+        segment.set(JAVA_INT, record + 4, length);
+        STAMP.setRelease(segment, record, phase);
+    }
+
+    /** The failure recorded for phase {@code round}, or null: a {@link RecordedFailure} carrying its message. */
+    Throwable failureOf(int round) {
+        if (recordsAt < 0) {
+            return null;
+        }
+        int phase = round & PhaseBarrier.PHASE_MASK;
+        long record = recordsAt + (phase & 1) * RECORD_BYTES;
+        for (int attempt = 0; ; attempt++) {
+            int before = (int) STAMP.getAcquire(segment, record);
+            if ((before & ~WRITING) != phase) {
+                return null;
+            }
+            if (before == phase) {
+                int length = Math.clamp(segment.get(JAVA_INT, record + 4), 0, MESSAGE_BYTES);
+                byte[] bytes = new byte[length];
+                MemorySegment.copy(segment, JAVA_BYTE, record + 8, bytes, 0, length);
+                VarHandle.loadLoadFence();
+                if ((int) STAMP.getVolatile(segment, record) == phase) {
+                    return new RecordedFailure(decode(bytes));
+                }
+            }
+            if (attempt > 1_000) {       // a writer died mid-record: the failure is known, its text is not
+                return new RecordedFailure("a failure whose record was never completed (its process died)");
+            }
+            Thread.onSpinWait();
+        }
+    }
+
+    /** Decodes a possibly truncated UTF-8 message (a cut character becomes a replacement character). */
+    private static String decode(byte[] bytes) {
+        try {
+            return StandardCharsets.UTF_8.newDecoder().onMalformedInput(CodingErrorAction.REPLACE)
+                .onUnmappableCharacter(CodingErrorAction.REPLACE)
+                .decode(java.nio.ByteBuffer.wrap(bytes)).toString();
+        } catch (java.nio.charset.CharacterCodingException e) {
+            throw new AssertionError("a replacing decoder does not throw", e);
+        }
+    }
+
+    /** The state word's offset (descriptions, tests). */
+    long offset() {
+        return at;
+    }
+
+    /**
+     * A failure recorded in shared memory, possibly by another process: its message is the original failure's
+     * {@code toString()} and the pid that recorded it.
+     */
+    static final class RecordedFailure extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        RecordedFailure(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    private static final VarHandle STATE = JAVA_LONG.varHandle();
+    private static final VarHandle STAMP = JAVA_INT.varHandle();
+}
