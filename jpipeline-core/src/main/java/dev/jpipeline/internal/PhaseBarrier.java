@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.WaitStrategy;
+import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -145,6 +146,30 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         this.shared = shared;
         this.soloArrivals = false;
         this.completion = null;
+    }
+
+    /** Bytes a barrier in shared memory takes ({@link #formatShared}): its word and its wake word. */
+    public static final int SHARED_BYTES = SharedWord.CELL_BYTES;
+    /** Bytes of a shared barrier's failure records, when it has them ({@link #formatShared}). */
+    public static final int SHARED_RECORD_BYTES = SharedWord.RECORDS_BYTES;
+
+    /**
+     * A barrier in shared memory, as a system-scope pipeline's stages have them: its word is at {@code offset} of
+     * {@code segment} (native memory, a mapped file for one; 8-byte aligned), formatted here to expect
+     * {@code expected} arrivals at phase 0. For tests of the algorithm on shared memory; a pipeline formats its
+     * own. Waits on it use the cross-process wait (spin, yield, futex) and, when the wait lasts, run
+     * {@code check} every 100 ms (null: nothing).
+     *
+     * @param recordsAt where its {@link #SHARED_RECORD_BYTES} of failure records go, or -1 for none
+     */
+    public static PhaseBarrier formatShared(MemorySegment segment, long offset, int expected, long recordsAt,
+                                            Runnable check) {
+        if (expected < 0 || expected > MAX_PARTIES) {
+            throw new IllegalArgumentException(
+                "barrier expected count must be in 0.." + MAX_PARTIES + ", got " + expected);
+        }
+        SharedWord.format(segment, offset, recordsAt, initialState(expected));
+        return new PhaseBarrier(new SharedWord(segment, offset, recordsAt, check));
     }
 
     /** The word of a fresh barrier: phase 0, {@code expected} arrivals expected, none arrived. */
