@@ -60,7 +60,7 @@ public final class PipelineSharedState {
         this.regionOffset = b.regionOffset;
         this.rendezvous = region == null ? new MakeRendezvous(settings)
             : RegionRendezvous.in(region.data().asSlice(regionOffset), "the pipeline shared state at offset "
-                + regionOffset + " of region " + region.file(), settings);
+                + regionOffset + " of region " + region.file(), region.locals(regionOffset), settings);
     }
 
     /**

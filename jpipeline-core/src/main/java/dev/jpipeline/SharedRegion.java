@@ -2,6 +2,7 @@ package dev.jpipeline;
 
 import dev.jpipeline.internal.RegionGroup;
 import dev.jpipeline.internal.RegionLayout;
+import dev.jpipeline.internal.RegionLocals;
 import dev.jpipeline.internal.RegionMembers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -56,6 +57,9 @@ public final class SharedRegion implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment region;
     private final MemorySegment data;
+    /** This process's pipeline handles per state offset (see RegionLocals). */
+    private final java.util.concurrent.ConcurrentHashMap<Long, RegionLocals> locals =
+        new java.util.concurrent.ConcurrentHashMap<>();
     /** Ranks this handle joined: left on close. Guarded by this. */
     private final List<Integer> joined = new ArrayList<>();
 
@@ -91,6 +95,7 @@ public final class SharedRegion implements AutoCloseable {
             throw new IllegalArgumentException("cannot create region " + file + ": the file exists (open it, or "
                 + "delete it first)", e);
         } catch (IOException e) {
+            deleteQuietly(file, e);
             throw new UncheckedIOException("cannot create region " + file + ": " + e.getMessage(), e);
         }
         Arena arena = Arena.ofShared();
@@ -101,6 +106,7 @@ public final class SharedRegion implements AutoCloseable {
             return new SharedRegion(file, arena, region);
         } catch (IOException | RuntimeException e) {
             arena.close();
+            deleteQuietly(file, e);                 // a file that never became a region must not block the next create
             throw e instanceof IOException io ? new UncheckedIOException("cannot map region " + file + ": "
                 + io.getMessage(), io) : (RuntimeException) e;
         }
@@ -121,6 +127,7 @@ public final class SharedRegion implements AutoCloseable {
         checkAccess(file);
         Arena arena = Arena.ofShared();
         try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+            awaitFormatting(channel);
             MemorySegment region = channel.map(FileChannel.MapMode.READ_WRITE, 0, channel.size(), arena);
             RegionLayout.check(region, "region " + file);
             return new SharedRegion(file, arena, region);
@@ -134,6 +141,39 @@ public final class SharedRegion implements AutoCloseable {
         } catch (RuntimeException e) {
             arena.close();
             throw e;
+        }
+    }
+
+    /**
+     * A region being created is empty, then sized in one step and formatted, its magic last: an open that finds
+     * the file empty, or sized with no magic yet, waits for the creator up to {@link #CREATION_WAIT_NANOS} before
+     * judging it (a file still blank then is refused by the header check as not a region). Any other file is
+     * judged at once.
+     */
+    private static void awaitFormatting(FileChannel channel) throws IOException {
+        long deadline = System.nanoTime() + CREATION_WAIT_NANOS;
+        java.nio.ByteBuffer magic = java.nio.ByteBuffer.allocate(Long.BYTES);
+        for (;;) {
+            long size = channel.size();
+            magic.clear();
+            boolean beingCreated = size == 0 || size >= RegionLayout.HEADER_BYTES
+                && channel.read(magic, 0) == Long.BYTES && magic.getLong(0) == 0;
+            if (!beingCreated || System.nanoTime() - deadline >= 0) {
+                return;
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    /** How long an open waits for a region's creator to finish formatting it. */
+    private static final long CREATION_WAIT_NANOS = 2_000_000_000L;
+
+    /** Deletes a file whose creation failed; a failure to delete is added to {@code cause}. */
+    private static void deleteQuietly(Path file, Exception cause) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            cause.addSuppressed(e);
         }
     }
 
@@ -212,6 +252,11 @@ public final class SharedRegion implements AutoCloseable {
      */
     public MemorySegment data() {
         return data;
+    }
+
+    /** This process's handles on the pipelines of the state at {@code offset} of the data. */
+    RegionLocals locals(long offset) {
+        return locals.computeIfAbsent(offset, o -> new RegionLocals());
     }
 
     /**

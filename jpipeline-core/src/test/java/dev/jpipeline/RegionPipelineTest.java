@@ -1,9 +1,13 @@
 package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -73,5 +78,182 @@ class RegionPipelineTest {
             assertTrue(e.getMessage().contains("needs"), e.getMessage());
         }
         assertTrue(Files.exists(dir.resolve("r")));
+    }
+
+    /**
+     * Runs {@code body(rank, group)} for every rank of a group of {@code size} on threads of this JVM, each joining
+     * {@code region} (once per region); returns each rank's result (the exception for a rank that threw).
+     */
+    private static List<Object> ranks(SharedRegion region, int size, BiFunction<Integer, Group, Object> body)
+        throws Exception {
+        ExecutorService pool = Executors.newFixedThreadPool(size);
+        try {
+            List<Future<Object>> futures = new ArrayList<>();
+            for (int r = 0; r < size; r++) {
+                int rank = r;
+                futures.add(pool.submit(() -> {
+                    try {
+                        return body.apply(rank, region.join(size, rank));
+                    } catch (RuntimeException | Error e) {
+                        return e;
+                    }
+                }));
+            }
+            List<Object> out = new ArrayList<>();
+            for (Future<Object> f : futures) {
+                out.add(f.get(30, TimeUnit.SECONDS));
+            }
+            return out;
+        } finally {
+            pool.shutdownNow();
+            assertTrue(pool.awaitTermination(5, TimeUnit.SECONDS), "the ranks' threads did not end");
+        }
+    }
+
+    private static PipelineSharedState state(SharedRegion region, int stages) {
+        return PipelineSharedState.builder(ThreadScope.SYSTEM, stages).in(region, 0).build();
+    }
+
+    @Test
+    void unifiedAndCountPartitionedPipelinesRunInARegion() throws Exception {
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
+             SharedRegion second = SharedRegion.create(dir.resolve("r2"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            MemorySegment slots = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * 2 * Long.BYTES);
+            // unified: each rank writes its own word of every batch and reads its partner's after the wait
+            List<Object> sums = ranks(region, 2, (rank, group) -> {
+                Pipeline pipe = Pipeline.make(group, state(region, 2));
+                long sum = 0;
+                for (long b = 0; b < 1000; b++) {
+                    pipe.producerAcquire();
+                    slots.setAtIndex(ValueLayout.JAVA_LONG, (b % 2) * 2 + rank, b * 10 + rank);
+                    pipe.producerCommit();
+                    pipe.consumerWait();
+                    sum += slots.getAtIndex(ValueLayout.JAVA_LONG, (b % 2) * 2 + (1 - rank));
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+                return sum;
+            });
+            assertEquals(List.of(499_500L * 10 + 1000, 499_500L * 10), sums);
+            // partitioned by count: whoever acts first as a producer is the producer
+            MemorySegment slots2 = second.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * Long.BYTES);
+            List<Object> counted = ranks(second, 2, (rank, group) -> {
+                Pipeline pipe = Pipeline.make(group, state(second, 2), 1);
+                long sum = 0;
+                for (long b = 0; b < 1000; b++) {
+                    if (rank == 0) {
+                        pipe.producerAcquire();
+                        slots2.setAtIndex(ValueLayout.JAVA_LONG, b % 2, b);
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        sum += slots2.getAtIndex(ValueLayout.JAVA_LONG, b % 2);
+                        pipe.consumerRelease();
+                    }
+                }
+                pipe.quit();
+                return sum;
+            });
+            assertEquals(List.of(0L, 499_500L), counted);
+        }
+    }
+
+    @Test
+    void aFailedReadIntoARegionStageFailsThatStageWithItsMessage() throws Exception {
+        byte[] file = new byte[3 * 4096];
+        GatedFileChannel channel = new GatedFileChannel(file);
+        channel.failFrom(4096);                         // batch 1 fails
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * 4096);
+            List<Object> out = ranks(region, 2, (rank, group) -> {
+                Pipeline pipe = Pipeline.make(group, state(region, 2), rank == 0 ? PipelineRole.PRODUCER
+                    : PipelineRole.CONSUMER);
+                StringBuilder log = new StringBuilder();
+                for (int b = 0; b < 3; b++) {
+                    if (rank == 0) {
+                        pipe.producerAcquire();
+                        if (b == 2) {
+                            channel.failFrom(Long.MAX_VALUE);       // the source recovers for batch 2
+                        }
+                        MemcpyAsync.memcpyAsync(stages.asSlice((b % 2) * 4096L, 4096), channel, 4096L * b, 4096, pipe);
+                        pipe.producerCommit();
+                    } else {
+                        try {
+                            pipe.consumerWait();
+                            log.append("ok ");
+                        } catch (StageFailedException e) {
+                            log.append("failed(").append(e.stage()).append(',').append(e.batch()).append(") ")
+                                .append(e.getCause().getMessage().contains("injected read error at position 4096")
+                                    && e.getCause().getMessage().contains("recorded by pid "
+                                    + ProcessHandle.current().pid())).append(' ');
+                        }
+                        pipe.consumerRelease();
+                    }
+                }
+                pipe.quit();
+                return log.toString();
+            });
+            assertEquals(List.of("", "ok failed(1,1) true ok "), out);
+        }
+    }
+
+    @Test
+    void makeRefusesDifferentStageCountsAndAStateWhosePreviousPipelineLives() throws Exception {
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
+             SharedRegion second = SharedRegion.create(dir.resolve("r2"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            List<Object> out = ranks(region, 2, (rank, group) -> Pipeline.make(group, state(region, 2 + rank)));
+            for (Object o : out) {
+                IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, o);
+                assertTrue(e.getMessage().contains("rank 1 made it on a state of 3 stages, rank 0 on 2"),
+                    e.getMessage());
+            }
+            List<Object> again = ranks(second, 2, (rank, group) -> {
+                Pipeline first = Pipeline.make(group, state(second, 2), PipelineRole.values()[rank]);
+                if (rank == 0) {
+                    first.quit();               // rank 1 keeps its handle: the next make must refuse
+                }
+                group.sync();
+                try {
+                    return Pipeline.make(group, state(second, 2), PipelineRole.values()[rank]);
+                } catch (IllegalArgumentException e) {
+                    return e;
+                } finally {
+                    first.quit();
+                }
+            });
+            for (Object o : again) {
+                IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, o);
+                assertTrue(e.getMessage().contains("rank 1 (pid " + ProcessHandle.current().pid())
+                    && e.getMessage().contains("has not quit"), e.getMessage());
+            }
+        }
+    }
+
+    @Test
+    void aProducerThreadThatEndsHoldingAStageFailsItAndIsNamed() throws Exception {
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            Group producerRank = region.join(2, 0);
+            Group consumerRank = region.join(2, 1);
+            Thread producer = Thread.ofPlatform().name("short-lived producer").start(() -> {
+                Pipeline pipe = Pipeline.make(producerRank, state(region, 2), PipelineRole.PRODUCER);
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                pipe.producerAcquire();         // the thread ends holding stage 1, without quit
+            });
+            Pipeline pipe = Pipeline.make(consumerRank, state(region, 2), PipelineRole.CONSUMER);
+            pipe.consumerWait();
+            pipe.consumerRelease();
+            producer.join(10_000);
+            assertFalse(producer.isAlive());
+            StageFailedException failed = assertThrows(StageFailedException.class, pipe::consumerWait);
+            assertEquals(1, failed.batch());
+            assertTrue(failed.getCause().getMessage().contains("its thread 'short-lived producer' ended"),
+                failed.getCause().getMessage());
+            pipe.consumerRelease();
+            IllegalStateException gone = assertThrows(IllegalStateException.class, pipe::consumerWait);
+            assertTrue(gone.getMessage().contains("no producer is left")
+                && gone.getMessage().contains("ended without quit()"), gone.getMessage());
+            assertTrue(pipe.quit());
+        }
     }
 }

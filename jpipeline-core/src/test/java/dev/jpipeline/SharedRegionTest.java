@@ -60,7 +60,9 @@ class SharedRegionTest {
         assertTrue(refusal(missing).contains("no such file"), refusal(missing));
 
         Path random = dir.resolve("random");
-        Files.write(random, new byte[8192]);
+        byte[] noise = new byte[8192];
+        new java.util.Random(1).nextBytes(noise);
+        Files.write(random, noise);
         assertTrue(refusal(random).contains("not a jpipeline region") && refusal(random).contains("magic"),
             refusal(random));
 
@@ -83,6 +85,33 @@ class SharedRegionTest {
         }
         assertTrue(refusal(truncated).contains("8192 bytes but its header says 1052672 (a truncated file?)"),
             refusal(truncated));
+    }
+
+    @Test
+    void anOpenRacingTheCreatorWaitsForItsFormattingAndABlankFileIsRefusedAfterTheWait() throws Exception {
+        Path real = dir.resolve("real");
+        SharedRegion.create(real, 128, SharedRegion.Sharing.OWNER).close();
+        Path racing = Files.createFile(dir.resolve("racing"));     // as a creator leaves it before sizing it
+        java.util.concurrent.CompletableFuture<SharedRegion> opened = new java.util.concurrent.CompletableFuture<>();
+        Thread opener = Thread.ofPlatform().start(() -> {
+            try {
+                opened.complete(SharedRegion.open(racing));
+            } catch (Throwable e) {
+                opened.completeExceptionally(e);
+            }
+        });
+        ThreadStates.awaitWaitingIn(opener, "awaitFormatting");
+        Files.write(racing, Files.readAllBytes(real));              // the creator sizes and formats it
+        try (SharedRegion region = opened.get(10, TimeUnit.SECONDS)) {
+            assertEquals(128, region.data().byteSize());
+        }
+
+        Path blank = dir.resolve("blank");
+        Files.write(blank, new byte[8192]);
+        long start = System.nanoTime();
+        String refused = refusal(blank);
+        assertTrue(refused.contains("not a jpipeline region") && refused.contains("magic"), refused);
+        assertTrue(System.nanoTime() - start >= 1_000_000_000L, "a blank file was judged before the creator's wait");
     }
 
     @Test

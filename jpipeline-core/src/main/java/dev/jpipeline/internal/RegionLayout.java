@@ -31,6 +31,9 @@ import java.nio.charset.StandardCharsets;
 public final class RegionLayout {
 
     static final byte[] MAGIC = "JPIPEREG".getBytes(StandardCharsets.US_ASCII);
+    /** The magic as one native-order long: stored last, in one write. */
+    private static final long MAGIC_WORD = java.nio.ByteBuffer.wrap(MAGIC).order(java.nio.ByteOrder.nativeOrder())
+        .getLong();
     public static final int VERSION = 1;
     public static final int HEADER_BYTES = 4096;
     static final long VERSION_AT = 8;
@@ -53,13 +56,16 @@ public final class RegionLayout {
     private RegionLayout() {
     }
 
-    /** Writes a fresh header into {@code region} (all zero but for these fields). */
+    /**
+     * Writes a fresh header into {@code region} (all zero but for these fields), the magic last: an opener that
+     * sees the magic sees the rest (SharedRegion.open waits for it).
+     */
     public static void format(MemorySegment region) {
-        MemorySegment.copy(MAGIC, 0, region, ValueLayout.JAVA_BYTE, 0, MAGIC.length);
         region.set(ValueLayout.JAVA_INT, VERSION_AT, VERSION);
         region.set(ValueLayout.JAVA_INT, HEADER_BYTES_AT, HEADER_BYTES);
         region.set(ValueLayout.JAVA_LONG, REGION_BYTES_AT, region.byteSize());
-        INT.setVolatile(region, SLOTS_AT, SLOTS);
+        region.set(ValueLayout.JAVA_INT, SLOTS_AT, SLOTS);
+        LONG.setRelease(region, 0L, MAGIC_WORD);
     }
 
     /**

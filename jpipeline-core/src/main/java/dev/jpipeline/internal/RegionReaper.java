@@ -40,7 +40,7 @@ final class RegionReaper {
 
     /** Leaves for this process's handles whose thread ended, and for every rank whose process died. */
     void reap() {
-        for (StageHandle handle : ring.local) {
+        for (StageHandle handle : ring.local.handles) {
             if (handle.ownerEnded()) {
                 handle.abandon();
             }
@@ -55,12 +55,18 @@ final class RegionReaper {
         }
     }
 
-    /** "; rank 1 (pid 4711 ...) died without quit" for each rank a survivor left for, or "". */
+    /**
+     * "; rank 1 (pid 4711 ...) died without quit" for each rank a survivor left for, "; rank 0 (pid ...): its thread
+     * ended without quit()" for each rank its own process left for, or "".
+     */
     String deaths() {
         List<String> dead = new ArrayList<>();
         for (int rank = 0; rank < ring.groupSize; rank++) {
-            if (region.state(rank) == RegionStages.REAPED) {
+            int state = region.state(rank);
+            if (state == RegionStages.REAPED) {
                 dead.add("rank " + rank + " (" + region.maker(rank) + ") died without quit");
+            } else if (state == RegionStages.ENDED) {
+                dead.add("rank " + rank + " (" + region.maker(rank) + "): its thread ended without quit()");
             }
         }
         return dead.isEmpty() ? "" : "; " + String.join("; ", dead);

@@ -30,19 +30,25 @@ import java.util.TreeMap;
 public final class RegionRendezvous implements PipelineMaker {
 
     private final RegionStages region;
+    private final RegionLocals locals;
     private final PipelineSettings settings;
     /** The ring of this process for the latest make it attached to, and that make's tag. Guarded by this. */
     private StageRing ring;
     private long ringTag;
 
-    RegionRendezvous(RegionStages region, PipelineSettings settings) {
+    private RegionRendezvous(RegionStages region, RegionLocals locals, PipelineSettings settings) {
         this.region = region;
+        this.locals = locals;
         this.settings = settings;
     }
 
-    /** A rendezvous over the state area {@code area} of a region, named {@code what} in messages. */
-    public static RegionRendezvous in(java.lang.foreign.MemorySegment area, String what, PipelineSettings settings) {
-        return new RegionRendezvous(new RegionStages(area, what), settings);
+    /**
+     * A rendezvous over the state area {@code area} of a region, named {@code what} in messages; {@code locals} is
+     * this process's handles on the area (one per mapped region and offset, shared by every state built there).
+     */
+    public static RegionRendezvous in(java.lang.foreign.MemorySegment area, String what, RegionLocals locals,
+                                      PipelineSettings settings) {
+        return new RegionRendezvous(new RegionStages(area, what), locals, settings);
     }
 
     /** Bytes a state needs for pipelines of {@code stages} stages made by a group of {@code groupSize}. */
@@ -130,7 +136,7 @@ public final class RegionRendezvous implements PipelineMaker {
     /** This process's ring for make {@code tag}: the first rank to attach creates it. */
     private synchronized StageRing ringOf(long tag, StageRing.Kind kind, int n) {
         if (ring == null || ringTag != tag) {
-            ring = new StageRing(region, kind, n, region.producers(), region.consumers(), settings);
+            ring = new StageRing(region, locals, kind, n, region.producers(), region.consumers(), settings);
             ringTag = tag;
         }
         return ring;

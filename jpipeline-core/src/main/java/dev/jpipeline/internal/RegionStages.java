@@ -39,7 +39,8 @@ import java.nio.charset.StandardCharsets;
  *   0  proposal tag  long    the make this proposal is for (makes + 1 when written)
  *   8  kind int, 12 producers int, 16 role int (0 none, 1 producer, 2 consumer), 20 group size int, 24 stages int
  *  32  pid long, 40 start millis long: the process that made the rank's handle
- *  48  state int: 0 none, ACTIVE, QUIT (left through quit), REAPED (its process died; a survivor left for it)
+ *  48  state int: 0 none, ACTIVE, QUIT (left through quit), REAPED (its process died; a survivor left for it),
+ *      ENDED (its thread ended without quit; its process left for it)
  *  52  side int: 0 not yet taken (count partition), 1 producer, 2 consumer, 3 both (unified)
  *  56  member int: the rank's number on its side(s)
  *  64  committed long, 72 acquired long (the batch acquired + 1, 0: none), 80 released long: the handle's cursors,
@@ -62,6 +63,7 @@ final class RegionStages {
     static final int ACTIVE = 1;
     static final int QUIT = 2;
     static final int REAPED = 3;
+    static final int ENDED = 4;
     /** Slot sides. */
     static final int UNDECIDED = 0;
     static final int PRODUCER = 1;

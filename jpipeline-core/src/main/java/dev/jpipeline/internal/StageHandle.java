@@ -171,7 +171,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             ring.detector.register(this);
         }
         if (ring.local != null) {
-            ring.local.add(this);
+            ring.local.handles.add(this);
         }
     }
 
@@ -494,6 +494,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * owner to quit.
      */
     private boolean leave(String how) {
+        if (ring.local != null) {
+            ring.local.handles.remove(this);
+        }
         if (acquired) {
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
             // is committed as failed, so the batch completes (as failed) even when no other producer is left;
@@ -646,10 +649,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     @Override
     public void abandon() {
         if (!ACTIVE.compareAndSet(this, true, false)
-            || region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
+            || region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.ENDED)) {
             return;
         }
-        ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
+        if (region == null) {
+            ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");   // a region's slot says it
+        }
         leave("(its thread '" + ownerName() + "' ended)");
     }
 

@@ -48,8 +48,8 @@ final class StageRing {
     private final MemorySegment owners;
     /** The region's state when the ring is in a shared region, else null. */
     final RegionStages region;
-    /** Region rings: this process's handles, so that a waiter can leave for one whose thread ended; else null. */
-    final List<StageHandle> local;
+    /** Region rings: this process's handles on the area, so that a waiter can leave for one whose thread ended. */
+    final RegionLocals local;
     /** Region rings: leaves for dead ranks, and names them; else null. */
     private final RegionReaper reaper;
 
@@ -81,15 +81,15 @@ final class StageRing {
      * A ring over the pipeline that {@code region} holds (formatted by its make and checked by the caller): this
      * process's view, which writes nothing until a handle acts.
      */
-    StageRing(RegionStages region, Kind kind, int groupSize, int producerCount, int consumerCount,
-              PipelineSettings settings) {
+    StageRing(RegionStages region, RegionLocals local, Kind kind, int groupSize, int producerCount,
+              int consumerCount, PipelineSettings settings) {
         this.kind = kind;
         this.groupSize = groupSize;
         this.producerCount = producerCount;
         this.consumerCount = consumerCount;
         this.settings = settings;
         this.region = region;
-        this.local = new CopyOnWriteArrayList<>();
+        this.local = local;
         this.reaper = new RegionReaper(this);
         int stages = settings.stageCount();
         PhaseBarrier[][] producedWords = new PhaseBarrier[producerCount][stages];
