@@ -181,6 +181,11 @@ public final class ProcessWaiting {
      */
     public static void bumpAndWake(MemorySegment segment, long offset) {
         checkWord(segment, offset);
+        bumpAndWakeChecked(segment, offset);
+    }
+
+    /** {@link #bumpAndWake} on a word whose place was checked before ({@link #checkWord}): every arrival's path. */
+    static void bumpAndWakeChecked(MemorySegment segment, long offset) {
         COUNT.getAndAdd(segment, offset, 1);
         if ((int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET) != 0 && futex) {
             Futex.wake(segment, offset, Integer.MAX_VALUE);
@@ -276,7 +281,7 @@ public final class ProcessWaiting {
     }
 
     /** Checks that a wait word fits at {@code offset}: native, writable, inside, 8-byte aligned as an address. */
-    private static void checkWord(MemorySegment segment, long offset) {
+    static void checkWord(MemorySegment segment, long offset) {
         Objects.requireNonNull(segment, "segment");
         if (!segment.isNative()) {
             throw new IllegalArgumentException(

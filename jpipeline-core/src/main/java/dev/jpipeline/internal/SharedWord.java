@@ -72,6 +72,10 @@ final class SharedWord {
      * @param check     what a long wait runs every {@link #CHECK_NANOS} (it may throw to end the wait), or null
      */
     SharedWord(MemorySegment segment, long at, long recordsAt, Runnable check) {
+        ProcessWaiting.checkWord(segment, at + 8);      // once: every signal then skips the checks
+        if (recordsAt >= 0) {
+            java.util.Objects.checkFromIndexSize(recordsAt, RECORDS_BYTES, segment.byteSize());
+        }
         this.segment = segment;
         this.at = at;
         this.recordsAt = recordsAt;
@@ -97,13 +101,14 @@ final class SharedWord {
         return STATE.compareAndSet(segment, at, expect, update);
     }
 
+    /** A release store of the word: every caller signals next, whose locked add orders it before the wake. */
     void set(long value) {
-        STATE.setVolatile(segment, at, value);
+        STATE.setRelease(segment, at, value);
     }
 
     /** After a change a waiter may be waiting for: bumps the signal count and wakes the sleepers. */
     void signal() {
-        ProcessWaiting.bumpAndWake(segment, at + 8);
+        ProcessWaiting.bumpAndWakeChecked(segment, at + 8);
     }
 
     /**
