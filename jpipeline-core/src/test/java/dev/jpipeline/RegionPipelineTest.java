@@ -29,36 +29,29 @@ class RegionPipelineTest {
     Path dir;
 
     /** Runs every rank of a group of {@code size} on threads; returns what each printed. */
-    private List<String> runThreads(Path file, int size, int stages, int stageBytes, long batches) throws Exception {
-        ExecutorService pool = Executors.newFixedThreadPool(size);
+    private List<Object> runThreads(Path file, int size, int stages, int stageBytes, long batches) throws Exception {
         try (SharedRegion region = SharedRegion.create(file,
                  RegionPipelineChild.dataBytes(size, stages, stageBytes), SharedRegion.Sharing.OWNER)) {
-            List<Future<String>> results = new ArrayList<>();
-            for (int r = 0; r < size; r++) {
-                int rank = r;
-                results.add(pool.submit(() -> RegionPipelineChild.run(region, region.join(size, rank),
-                    RegionPipelineChild.roleOf(size, rank), stages, stageBytes, batches, false, () -> { })));
-            }
-            List<String> out = new ArrayList<>();
-            for (Future<String> f : results) {
-                out.add(f.get(30, TimeUnit.SECONDS));
-            }
-            return out;
-        } finally {
-            pool.shutdownNow();
-            assertTrue(pool.awaitTermination(5, TimeUnit.SECONDS), "the ranks' threads did not end");
+            return ranks(region, size, (rank, group) -> {
+                try {
+                    return RegionPipelineChild.run(region, group, RegionPipelineChild.roleOf(size, rank), stages,
+                        stageBytes, batches, false, () -> { });
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                }
+            });
         }
     }
 
     @Test
     void oneProducerOneConsumerDeliverEveryByte() throws Exception {
-        List<String> out = runThreads(dir.resolve("r"), 2, 4, 4096, 2000);
+        List<Object> out = runThreads(dir.resolve("r"), 2, 4, 4096, 2000);
         assertEquals(List.of("produced 2000", "ok 2000 " + RegionPipelineChild.expectedSum(4096, 2000)), out);
     }
 
     @Test
     void twoProducersTwoConsumersDeliverEveryByte() throws Exception {
-        List<String> out = runThreads(dir.resolve("r"), 4, 3, 1000, 500);
+        List<Object> out = runThreads(dir.resolve("r"), 4, 3, 1000, 500);
         String ok = "ok 500 " + RegionPipelineChild.expectedSum(1000, 500);
         assertEquals(List.of("produced 500", "produced 500", ok, ok), out);
     }
