@@ -32,12 +32,20 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 @State
 public class DropVersusArrive {
 
-    private final PhaseBarrier quit = new PhaseBarrier(3);
-    private final PhaseBarrier last = new PhaseBarrier(3);
-    private final PhaseBarrier withdraw = new PhaseBarrier(3);
+    private final PhaseBarrier quit;
+    private final PhaseBarrier last;
+    private final PhaseBarrier withdraw;
     private int arrivedAt;
 
     public DropVersusArrive() {
+        this(new PhaseBarrier(3), new PhaseBarrier(3), new PhaseBarrier(3));
+    }
+
+    /** The race on three fresh barriers that expect 3 parties each (a subclass's, in other memory). */
+    protected DropVersusArrive(PhaseBarrier quit, PhaseBarrier last, PhaseBarrier withdraw) {
+        this.quit = quit;
+        this.last = last;
+        this.withdraw = withdraw;
         quit.arrive(1);                 // C
         last.arrive(1);                 // C
         withdraw.arrive(1);             // C
