@@ -21,8 +21,9 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  *   dropFromRound(1)             withdraw  made before the race: the drop withdraws it if phase 0 is still open
  * </pre>
  * Whatever the order, phase 0 completes exactly once (the phase is 1, not 0 or 2), the next phase expects the two
- * remaining parties with no arrival counted, and A's arrival is at phase 0. Each barrier's word is reported as
- * {@code phase * 100 + expected * 10 + arrived}; the last result holds A's three arrival phases the same way.
+ * remaining parties with no arrival counted, and A's arrival is at phase 0. Each barrier's word is reported as a
+ * {@link BarrierWord} (phase, expected, arrived as three digits); the last result holds A's three arrival phases
+ * as three digits the same way.
  */
 @JCStressTest
 @Outcome(id = "120, 120, 120, 0", expect = ACCEPTABLE,
@@ -31,12 +32,20 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
 @State
 public class DropVersusArrive {
 
-    private final PhaseBarrier quit = new PhaseBarrier(3);
-    private final PhaseBarrier last = new PhaseBarrier(3);
-    private final PhaseBarrier withdraw = new PhaseBarrier(3);
+    private final PhaseBarrier quit;
+    private final PhaseBarrier last;
+    private final PhaseBarrier withdraw;
     private int arrivedAt;
 
     public DropVersusArrive() {
+        this(new PhaseBarrier(3), new PhaseBarrier(3), new PhaseBarrier(3));
+    }
+
+    /** The race on three fresh barriers that expect 3 parties each (a subclass's, in other memory). */
+    protected DropVersusArrive(PhaseBarrier quit, PhaseBarrier last, PhaseBarrier withdraw) {
+        this.quit = quit;
+        this.last = last;
+        this.withdraw = withdraw;
         quit.arrive(1);                 // C
         last.arrive(1);                 // C
         withdraw.arrive(1);             // C
@@ -57,13 +66,9 @@ public class DropVersusArrive {
 
     @Arbiter
     public void observe(IIII_Result r) {
-        r.r1 = word(quit);
-        r.r2 = word(last);
-        r.r3 = word(withdraw);
+        r.r1 = BarrierWord.of(quit);
+        r.r2 = BarrierWord.of(last);
+        r.r3 = BarrierWord.of(withdraw);
         r.r4 = arrivedAt;
-    }
-
-    private static int word(PhaseBarrier b) {
-        return b.phase() * 100 + b.expected() * 10 + b.arrived();
     }
 }

@@ -5,7 +5,6 @@ import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.internal.WaitStatus;
 import org.openjdk.jcstress.annotations.Actor;
 import org.openjdk.jcstress.annotations.JCStressTest;
 import org.openjdk.jcstress.annotations.Outcome;
@@ -17,9 +16,8 @@ import org.openjdk.jcstress.infra.results.I_Result;
  * parks at once) while the phase's only arrival completes the phase and signals the stack. However the two
  * interleave, the waiter must return soon after the arrival: either it saw the phase complete before parking, or
  * the arrival unparked it. A lost wake-up (the arrival read the stack before the push, and the waiter did not poll
- * after pushing) leaves it asleep until its deadline, {@value #PATIENCE_MS} ms later: that is reported as
- * TIMED_OUT even though its last poll then finds the phase complete. The deadline only bounds the damage of a bug;
- * a correct wait returns within microseconds, far below it even on a loaded machine.
+ * after pushing) leaves it asleep until its deadline, {@value BoundedWait#PATIENCE_MS} ms later: that is reported
+ * as TIMED_OUT even though its last poll then finds the phase complete ({@link BoundedWait}).
  */
 @JCStressTest
 @Outcome(id = "0", expect = ACCEPTABLE, desc = "COMPLETE: the waiter returned soon after the arrival")
@@ -28,21 +26,12 @@ import org.openjdk.jcstress.infra.results.I_Result;
 @State
 public class ParkVersusSignal {
 
-    static final long PATIENCE_MS = 1_000;
-    private static final long PATIENCE = PATIENCE_MS * 1_000_000;
-
     private final PhaseBarrier barrier = new PhaseBarrier(1);
 
     @Actor
     public void waiter(I_Result r) {
-        long deadline = System.nanoTime() + PATIENCE;
-        WaitStatus status = barrier.await(0, deadline, false, WaitStrategy.BLOCKING, barrier, null);
-        boolean late = System.nanoTime() - deadline >= 0;
-        if (status == WaitStatus.TIMED_OUT || (status == WaitStatus.COMPLETE && late)) {
-            r.r1 = 1;
-        } else {
-            r.r1 = status == WaitStatus.COMPLETE ? 0 : 2 + status.ordinal();
-        }
+        long deadline = BoundedWait.deadline();
+        r.r1 = BoundedWait.outcome(barrier.await(0, deadline, false, WaitStrategy.BLOCKING, barrier, null), deadline);
     }
 
     @Actor

@@ -20,7 +20,7 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * extra party is gone: the barrier is at phase 1 expecting its one party again.
  *
  * <p>Results: the owner's look (1 complete, 0 not yet), the data it read and whether it saw the failure (-1 when
- * the phase was not complete), and the barrier word afterwards ({@code phase * 100 + expected * 10 + arrived}).
+ * the phase was not complete), and the barrier word afterwards ({@link BarrierWord}).
  */
 @JCStressTest
 @Outcome(id = "0, -1, -1, 110", expect = ACCEPTABLE, desc = "the owner looked before the copy landed")
@@ -62,6 +62,6 @@ public class TieVersusCopyLanded {
 
     @Arbiter
     public void afterwards(IIII_Result r) {
-        r.r4 = barrier.phase() * 100 + barrier.expected() * 10 + barrier.arrived();
+        r.r4 = BarrierWord.of(barrier);
     }
 }
