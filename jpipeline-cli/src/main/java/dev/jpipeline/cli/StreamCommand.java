@@ -225,22 +225,23 @@ final class StreamCommand implements Callable<Integer> {
 
     private int run(StreamSource source) throws IOException {
         int readers = source.size() < 0 ? 1 : producers;    // a stream of unknown size is read in order by one
+        int perLane = eventsPerLane(readers + consumers);
         try (CopyEngine engine = copyWorkers == null ? null
             : CopyEngine.builder().workers(copyWorkers).name("jpipeline-stream-copy").build()) {
             StreamJob.Options options = new StreamJob.Options(stages, readers, consumers, chunk, op,
-                wait.strategy(), copyPolicy.policy(), eventsPerLane(readers + consumers), engine);
-            return report(source, options, engine == null ? CopyEngine.shared().workers() : engine.workers());
+                wait.strategy(), copyPolicy.policy(), engine);
+            return runHere(source, options, Tracer.create(perLane),
+                engine == null ? CopyEngine.shared().workers() : engine.workers());
         }
     }
 
-    private int report(StreamSource source, StreamJob.Options o, int engineWorkers) {
-        PrintWriter out = spec.commandLine().getOut();
+    /** Streams on threads of this JVM, reports, and writes the trace and timeline asked for. */
+    private int runHere(StreamSource source, StreamJob.Options o, Tracer tracer, int engineWorkers) {
         AtomicLong progress = new AtomicLong();
-        Thread bar = System.console() != null && source.size() > 0
-            ? ProgressBar.start(progress, source.size(), System.err) : null;
+        Thread bar = progressBar(progress, source);
         StreamJob.Result result;
         try {
-            result = StreamJob.run(source, o, progress);
+            result = StreamJob.run(source, o, tracer, progress);
         } finally {
             if (bar != null) {
                 bar.interrupt();
@@ -249,9 +250,29 @@ final class StreamCommand implements Callable<Integer> {
         if (result.failure() != null) {
             return fail(result.failure());
         }
-        Tracer tracer = result.tracer();
-        List<TraceEvent> events = tracer.events();
-        long dropped = tracer.dropped();
+        report(source, o, result, engineWorkers);
+        // what a copy moved: its producer's share of its batch's chunk (the last chunk may be short)
+        long total = result.bytes();
+        ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
+            o.producers(), e.rank(), 1)[1];
+        return writeOutputs(tracer, result.events(), copyBytes, source.name() + ", " + count(stages, "stage") + ", "
+            + count(o.producers(), "producer") + ", " + count(o.consumers(), "consumer"));
+    }
+
+    /** A progress bar of {@code progress} on the terminal, for a source of known size; null without either. */
+    private static Thread progressBar(AtomicLong progress, StreamSource source) {
+        return System.console() != null && source.size() > 0
+            ? ProgressBar.start(progress, source.size(), System.err) : null;
+    }
+
+    /**
+     * Prints the report of a run of {@code o} over {@code source}: the result, the time, and what the traced events
+     * say.
+     */
+    private void report(StreamSource source, StreamJob.Options o, StreamJob.Result result, int engineWorkers) {
+        PrintWriter out = spec.commandLine().getOut();
+        List<TraceEvent> events = result.events();
+        long dropped = result.dropped();
         // A run longer than the tracer keeps is measured over the span in which every lane has all its events.
         List<TraceEvent> measured = dropped == 0 ? events : StallReport.completeWindow(events);
         long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
@@ -268,15 +289,15 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  result    %s %s%n", op, result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
-        if (recording() && tracer.eventsPerLane() < traceEvents) {
+        if (recording() && result.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
-                + "most %d over all %d threads and their copies (%d lanes)%n", tracer.eventsPerLane(), traceEvents,
+                + "most %d over all %d threads and their copies (%d lanes)%n", result.eventsPerLane(), traceEvents,
                 EVENT_BUDGET,
                 o.producers() + o.consumers(), 2 * (o.producers() + o.consumers()));
         }
         if (dropped > 0) {
             out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "
-                + "dropped): overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
+                + "dropped): overlap and stalls cover the last %.3f s%n", result.eventsPerLane(), dropped,
                 measuredNanos / 1e9);
         }
         out.printf(Locale.ROOT, "  overlap   efficiency %.2f (copies in flight %.3f s, busiest consumer computing "
@@ -287,12 +308,6 @@ final class StreamCommand implements Callable<Integer> {
         StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers);
         out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(remedies));
         out.flush();
-        // what a copy moved: its producer's share of its batch's chunk (the last chunk may be short)
-        long total = result.bytes();
-        ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
-            o.producers(), e.rank(), 1)[1];
-        return writeOutputs(tracer, events, copyBytes, source.name() + ", " + count(stages, "stage") + ", "
-            + count(o.producers(), "producer") + ", " + count(o.consumers(), "consumer"));
     }
 
     /** Writes the trace and the timeline, where asked for; a failure is one line and exit code 1. */
