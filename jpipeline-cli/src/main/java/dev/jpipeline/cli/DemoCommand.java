@@ -12,8 +12,9 @@ import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code jpipeline demo}: streams a built-in data set through a block-scope partitioned pipeline (2 producers,
- * 2 consumers, 4 stages). The producers copy each chunk into a stage buffer with a cooperative
+ * {@code jpipeline demo}: streams a built-in data set through a partitioned pipeline (2 producers, 2 consumers,
+ * 4 stages), block-scope in this JVM or, with {@code --processes}, system-scope with the producers and the
+ * consumers in two child JVMs. The producers copy each chunk into a stage buffer with a cooperative
  * {@code memcpyAsync} (each copies half); the consumers checksum their halves of the stage ({@link DemoJob}). The
  * result is verified against a direct pass over the same data.
  *
@@ -37,6 +38,10 @@ final class DemoCommand implements Callable<Integer> {
         description = "Bytes per stage, a multiple of 16 (default ${DEFAULT-VALUE}).")
     private long chunk;
 
+    @Option(names = "--processes", description = "Run the producers and the consumers in two child JVMs, on a "
+        + "system-scope pipeline in a shared memory file (under /dev/shm when it has room).")
+    private boolean processes;
+
     @Override
     public Integer call() {
         if (chunk < 16 || chunk % 16 != 0 || chunk > Integer.MAX_VALUE) {
@@ -51,12 +56,29 @@ final class DemoCommand implements Callable<Integer> {
         long batches = total / chunk;
         try (Arena arena = Arena.ofShared()) {
             MemorySegment data = DemoJob.data(arena, total);
-            DemoJob.Outcome outcome = DemoJob.run(data, chunk);
+            DemoJob.Outcome outcome;
+            String children = null;
+            if (processes) {
+                try (ChildProcesses started = ChildProcesses.create(StageArea.dataBytes(DemoJob.STAGES,
+                    DemoJob.PRODUCERS + DemoJob.CONSUMERS, chunk))) {
+                    outcome = DemoProcesses.run(started, total, chunk);
+                    children = started.describe();
+                } catch (ChildProcesses.Failure e) {
+                    spec.commandLine().getErr().println("jpipeline: " + e.getMessage());
+                    spec.commandLine().getErr().flush();
+                    return 1;
+                }
+            } else {
+                outcome = DemoJob.run(data, chunk);
+            }
             long expected = DemoJob.direct(data);
             boolean verified = outcome.checksum() == expected;
             double seconds = outcome.nanos() / 1e9;
-            out.printf("jpipeline demo: block-scope partitioned pipeline, %d producers + %d consumers, %d stages%n",
-                DemoJob.PRODUCERS, DemoJob.CONSUMERS, DemoJob.STAGES);
+            out.printf("jpipeline demo: %s partitioned pipeline, %d producers + %d consumers, %d stages%n",
+                processes ? "system-scope" : "block-scope", DemoJob.PRODUCERS, DemoJob.CONSUMERS, DemoJob.STAGES);
+            if (children != null) {
+                out.printf("  processes %s (2 child JVMs)%n", children);
+            }
             out.printf("  streamed %s as %d stages of %s through memcpyAsync%n", ByteSize.format(total), batches,
                 ByteSize.format(chunk));
             out.printf("  checksum 0x%016x, direct pass 0x%016x: %s%n", outcome.checksum(), expected,

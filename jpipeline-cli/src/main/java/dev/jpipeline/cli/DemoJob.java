@@ -14,7 +14,8 @@ import java.time.Duration;
 import java.util.Arrays;
 
 /**
- * What {@code jpipeline demo} streams and what each of its threads does ({@link #run}): the producers copy
+ * What {@code jpipeline demo} streams and what each of its threads does, whether they share one JVM
+ * ({@link #run}) or the producers and the consumers run in two ({@link DemoProcesses}): the producers copy
  * each chunk of the built-in data into a stage with a cooperative {@code memcpyAsync} (each copies its part); the
  * consumers checksum their halves of the stage with {@link StreamChecksum}, which a direct pass over the data
  * must match.

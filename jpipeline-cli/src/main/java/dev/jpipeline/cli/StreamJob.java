@@ -103,7 +103,7 @@ final class StreamJob {
             int rank = group.threadRank();
             try (Pipeline pipe = Pipeline.make(group, state, o.producers())) {
                 if (rank < o.producers()) {
-                    work.produce(pipe, rank, source);
+                    work.produce(pipe, rank, source, batch -> { });
                 } else {
                     work.consume(pipe, rank - o.producers());
                 }

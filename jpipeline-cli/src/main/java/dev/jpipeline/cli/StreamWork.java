@@ -7,9 +7,11 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongConsumer;
 
 /**
- * What each thread of a stream run ({@link StreamJob}) does, batch by batch. Each batch is one chunk of the input: the producers
+ * What each thread of a stream run does, batch by batch, whether the producers and consumers share one JVM
+ * ({@link StreamJob}) or run in two ({@link StreamProcesses}). Each batch is one chunk of the input: the producers
  * fill the stage (see {@link StreamSource#fill}) and producer 0 records how many bytes it holds in {@code lengths}
  * (one long per stage, published by the commit), so that a source of unknown size ends with its first short
  * stage; the consumers fold their shares into a {@link StreamDigest}. The first failure is kept as a one-line
@@ -48,13 +50,17 @@ final class StreamWork {
         this.progress = progress;
     }
 
-    /** Producer {@code producer}'s part: acquires each batch's stage, fills its share from {@code source}, commits. */
-    void produce(Pipeline pipe, int producer, StreamSource source) {
+    /**
+     * Producer {@code producer}'s part: acquires each batch's stage, fills its share from {@code source}, commits.
+     * {@code acquired} is told each batch once its stage is held (the crash hook of {@link StreamProcesses}).
+     */
+    void produce(Pipeline pipe, int producer, StreamSource source, LongConsumer acquired) {
         long length = chunk;
         for (long b = 0; b < batches && length == chunk && failure.get() == null; b++) {
             int slot = (int) (b % stages.length);
             long offset = b * chunk;
             pipe.producerAcquire();
+            acquired.accept(b);
             try {
                 length = source.fill(stages[slot], offset, producer, producers, pipe);
             } catch (IOException e) {
@@ -85,7 +91,7 @@ final class StreamWork {
                 pipe.consumerRelease();
                 return;
             } catch (IllegalStateException producersGone) {
-                // the producers have stopped after a failure, whose message came first
+                // after a failure in this JVM, its message came first; across processes, this one names the dead
                 failure.compareAndSet(null, "the producers stopped before batch " + b + ": "
                     + producersGone.getMessage());
                 return;
