@@ -8,7 +8,7 @@ import picocli.CommandLine.HelpCommand;
 @Command(name = "jpipeline", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "CUDA's cuda::pipeline programming model on Java threads.",
     subcommands = {DemoCommand.class, ExamplesCommand.class, StreamCommand.class, HelpCommand.class,
-        VersionCommand.class})
+        VersionCommand.class, StreamProcesses.class, DemoProcesses.class})
 public final class Main implements Runnable {
 
     @CommandLine.Spec

@@ -25,7 +25,8 @@ import picocli.CommandLine.Model.CommandSpec;
 /**
  * {@code jpipeline stream}: streams a file (or built-in synthetic data) through a partitioned pipeline with
  * asynchronous reads into the stage buffers, and reports the result, the throughput, the overlap of copies and
- * computation, and where the time went.
+ * computation, and where the time went. The pipeline's threads run in this JVM ({@link StreamJob}) or, with
+ * {@code --processes}, in two child JVMs ({@link StreamProcesses}), whose result is then verified.
  */
 @Command(name = "stream", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
     description = "Stream a file (or synthetic data) through a partitioned pipeline and report how it went.")
@@ -95,6 +96,15 @@ final class StreamCommand implements Callable<Integer> {
         + "(default: the shared engine's, a quarter of the processors, 1 to 8).")
     private Integer copyWorkers;
 
+    @Option(names = "--processes", description = "Run the producers and the consumers in two child JVMs, on a "
+        + "system-scope pipeline in a shared memory file (under /dev/shm when it has room), and verify the result "
+        + "with a direct pass; for a FILE of known size or --synthetic, without --trace, --timeline or --wait.")
+    private boolean processes;
+
+    @Option(names = "--test-crash-producers-at", hidden = true, paramLabel = "BATCH", description = "A test hook: "
+        + "with --processes, the producers' JVM halts once a producer holds batch BATCH's stage.")
+    private Long crashAt;
+
     @Override
     public Integer call() throws IOException {
         validate();
@@ -139,6 +149,11 @@ final class StreamCommand implements Callable<Integer> {
         }
         try (FileChannel channel = opened) {
             long size = Files.isRegularFile(file) ? channel.size() : 0;
+            if (processes && size == 0) {
+                throw bad("--processes needs a FILE whose size is known before it is read, but " + file + " is "
+                    + (Files.isRegularFile(file) ? "empty (or, like /proc files, sized only at its end)"
+                    : "not a regular file (a pipe or FIFO is read in order to its end, by one producer)"));
+            }
             // a size of 0 may mean "unknown" (/proc): such files are read to their end, like pipes and FIFOs
             return run(size > 0 ? new StreamSource.File(file.toString(), channel, size)
                 : new StreamSource.Sequential(file.toString(), channel));
@@ -209,6 +224,27 @@ final class StreamCommand implements Callable<Integer> {
         if (file != null && synthetic != null) {
             throw bad("give either FILE or --synthetic, not both");
         }
+        if (processes) {
+            validateProcesses();
+        } else if (crashAt != null) {
+            throw bad("--test-crash-producers-at crashes the producers' JVM of a --processes run: give --processes");
+        }
+    }
+
+    /** What --processes does not take: a stream of unknown size, and the options of threads of one JVM. */
+    private void validateProcesses() {
+        if (file != null && file.toString().equals("-")) {
+            throw bad("--processes cannot stream stdin: the producers' JVM reads the FILE itself, at its offsets; "
+                + "give a file of known size or --synthetic");
+        }
+        if (trace != null || timeline != null) {
+            throw bad("--processes cannot write " + (trace != null ? "--trace" : "--timeline") + ": the events are "
+                + "recorded in the child JVMs; run without --processes to trace");
+        }
+        if (spec.commandLine().getParseResult().hasMatchedOption("--wait")) {
+            throw bad("--wait does not apply with --processes: threads of different processes wait for each other "
+                + "by spinning, yielding, then sleeping in a futex");
+        }
     }
 
     /** Events per thread the tracer keeps: what was asked, within {@link #EVENT_BUDGET} over all lanes. */
@@ -225,22 +261,27 @@ final class StreamCommand implements Callable<Integer> {
 
     private int run(StreamSource source) throws IOException {
         int readers = source.size() < 0 ? 1 : producers;    // a stream of unknown size is read in order by one
+        int perLane = eventsPerLane(readers + consumers);
+        if (processes) {
+            return runInChildren(source, new StreamJob.Options(stages, readers, consumers, chunk, op,
+                wait.strategy(), copyPolicy.policy(), null), perLane);
+        }
         try (CopyEngine engine = copyWorkers == null ? null
             : CopyEngine.builder().workers(copyWorkers).name("jpipeline-stream-copy").build()) {
             StreamJob.Options options = new StreamJob.Options(stages, readers, consumers, chunk, op,
-                wait.strategy(), copyPolicy.policy(), eventsPerLane(readers + consumers), engine);
-            return report(source, options, engine == null ? CopyEngine.shared().workers() : engine.workers());
+                wait.strategy(), copyPolicy.policy(), engine);
+            return runHere(source, options, Tracer.create(perLane),
+                engine == null ? CopyEngine.shared().workers() : engine.workers());
         }
     }
 
-    private int report(StreamSource source, StreamJob.Options o, int engineWorkers) {
-        PrintWriter out = spec.commandLine().getOut();
+    /** Streams on threads of this JVM, reports, and writes the trace and timeline asked for. */
+    private int runHere(StreamSource source, StreamJob.Options o, Tracer tracer, int engineWorkers) {
         AtomicLong progress = new AtomicLong();
-        Thread bar = System.console() != null && source.size() > 0
-            ? ProgressBar.start(progress, source.size(), System.err) : null;
+        Thread bar = progressBar(progress, source);
         StreamJob.Result result;
         try {
-            result = StreamJob.run(source, o, progress);
+            result = StreamJob.run(source, o, tracer, progress);
         } finally {
             if (bar != null) {
                 bar.interrupt();
@@ -249,18 +290,79 @@ final class StreamCommand implements Callable<Integer> {
         if (result.failure() != null) {
             return fail(result.failure());
         }
-        Tracer tracer = result.tracer();
-        List<TraceEvent> events = tracer.events();
-        long dropped = tracer.dropped();
+        report(source, o, result, engineWorkers, null);
+        // what a copy moved: its producer's share of its batch's chunk (the last chunk may be short)
+        long total = result.bytes();
+        ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
+            o.producers(), e.rank(), 1)[1];
+        return writeOutputs(tracer, result.events(), copyBytes, source.name() + ", " + count(stages, "stage") + ", "
+            + count(o.producers(), "producer") + ", " + count(o.consumers(), "consumer"));
+    }
+
+    /**
+     * Streams with the producers and the consumers in two child JVMs, reports, and verifies the result with a
+     * direct pass over the source in this JVM.
+     */
+    private int runInChildren(StreamSource source, StreamJob.Options o, int perLane) throws IOException {
+        StreamJob.Result result;
+        try (ChildProcesses children = ChildProcesses.create(StageArea.dataBytes(stages,
+            o.producers() + o.consumers(), chunk))) {
+            Thread bar = progressBar(children.progress(), source);
+            try {
+                result = StreamProcesses.run(children, source, o, copyWorkers, perLane,
+                    crashAt == null ? -1 : crashAt);
+            } finally {
+                if (bar != null) {
+                    bar.interrupt();
+                }
+            }
+            report(source, o, result, copyWorkers != null ? copyWorkers : CopyEngine.shared().workers(),
+                children.describe() + "; they met in " + children.region());
+        } catch (ChildProcesses.Failure e) {
+            return fail(e.getMessage());
+        }
+        String direct = StreamDigest.direct(source, op, chunk);
+        PrintWriter out = spec.commandLine().getOut();
+        if (direct.equals(result.value())) {
+            out.printf(Locale.ROOT, "  verified  a direct pass over %s in this JVM gives the same %s%n",
+                source.name(), op);
+            out.flush();
+            return 0;
+        }
+        out.printf(Locale.ROOT, "  verified  MISMATCH: a direct pass over %s in this JVM gives %s %s%n",
+            source.name(), op, direct);
+        out.flush();
+        return fail("the children's " + op + " " + result.value() + " differs from a direct pass's, " + direct);
+    }
+
+    /** A progress bar of {@code progress} on the terminal, for a source of known size; null without either. */
+    private static Thread progressBar(AtomicLong progress, StreamSource source) {
+        return System.console() != null && source.size() > 0
+            ? ProgressBar.start(progress, source.size(), System.err) : null;
+    }
+
+    /**
+     * Prints the report of a run of {@code o} over {@code source}: the result, the time, and what the traced events
+     * say; {@code children}: where a run in child JVMs ran, null for a run in this JVM.
+     */
+    private void report(StreamSource source, StreamJob.Options o, StreamJob.Result result, int engineWorkers,
+                        String children) {
+        PrintWriter out = spec.commandLine().getOut();
+        List<TraceEvent> events = result.events();
+        long dropped = result.dropped();
         // A run longer than the tracer keeps is measured over the span in which every lane has all its events.
         List<TraceEvent> measured = dropped == 0 ? events : StallReport.completeWindow(events);
         long measuredNanos = dropped == 0 ? result.nanos() : StallReport.span(measured);
         StallReport stalls = StallReport.of(measured, o.producers(), measuredNanos, result.batches());
         double seconds = result.nanos() / 1e9;
-        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %s, %s, %s, chunks of %s, %s, %s waiting%n",
+        out.printf(Locale.ROOT, "jpipeline stream: %s (%s), %s, %s, %s, chunks of %s, %s, %s%n",
             source.name(), ByteSize.format(result.bytes()) + (source.size() < 0
                 ? ", size unknown until read to its end" : ""), count(stages, "stage"),
-            count(o.producers(), "producer"), count(o.consumers(), "consumer"), ByteSize.format(chunk), op, wait);
+            count(o.producers(), "producer"), count(o.consumers(), "consumer"), ByteSize.format(chunk), op,
+            children == null ? wait + " waiting" : "futex waiting across processes");
+        if (children != null) {
+            out.printf(Locale.ROOT, "  processes %s%n", children);
+        }
         if (o.producers() != producers && spec.commandLine().getParseResult().hasMatchedOption("--producers")) {
             out.printf(Locale.ROOT, "  note      a stream of unknown size is read in order by one producer "
                 + "(--producers %d does not apply)%n", producers);
@@ -268,15 +370,15 @@ final class StreamCommand implements Callable<Integer> {
         out.printf(Locale.ROOT, "  result    %s %s%n", op, result.value());
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
-        if (recording() && tracer.eventsPerLane() < traceEvents) {
+        if (recording() && result.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "
-                + "most %d over all %d threads and their copies (%d lanes)%n", tracer.eventsPerLane(), traceEvents,
+                + "most %d over all %d threads and their copies (%d lanes)%n", result.eventsPerLane(), traceEvents,
                 EVENT_BUDGET,
                 o.producers() + o.consumers(), 2 * (o.producers() + o.consumers()));
         }
         if (dropped > 0) {
             out.printf(Locale.ROOT, "  window    the tracer kept each thread's newest %d events (%d older ones "
-                + "dropped): overlap and stalls cover the last %.3f s%n", tracer.eventsPerLane(), dropped,
+                + "dropped): overlap and stalls cover the last %.3f s%n", result.eventsPerLane(), dropped,
                 measuredNanos / 1e9);
         }
         out.printf(Locale.ROOT, "  overlap   efficiency %.2f (copies in flight %.3f s, busiest consumer computing "
@@ -287,12 +389,6 @@ final class StreamCommand implements Callable<Integer> {
         StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers);
         out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(remedies));
         out.flush();
-        // what a copy moved: its producer's share of its batch's chunk (the last chunk may be short)
-        long total = result.bytes();
-        ToLongFunction<TraceEvent> copyBytes = e -> StreamJob.share(Math.min(chunk, total - e.batch() * chunk),
-            o.producers(), e.rank(), 1)[1];
-        return writeOutputs(tracer, events, copyBytes, source.name() + ", " + count(stages, "stage") + ", "
-            + count(o.producers(), "producer") + ", " + count(o.consumers(), "consumer"));
     }
 
     /** Writes the trace and the timeline, where asked for; a failure is one line and exit code 1. */

@@ -1,6 +1,10 @@
 package dev.jpipeline.cli;
 
+import java.io.EOFException;
+import java.io.IOException;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HashMap;
@@ -42,6 +46,40 @@ final class StreamDigest {
         for (int s = 0; s < stages; s++) {
             pending.set(s, consumers);
         }
+    }
+
+    /**
+     * {@code op} over all of {@code source}, a source of known size, computed here in one pass without a pipeline
+     * (as one consumer of one stage would, chunk by chunk): what a pipelined run over it must give.
+     *
+     * @throws IOException              when the file cannot be read to its size
+     * @throws IllegalArgumentException for a stream of unknown size, which cannot be read again
+     */
+    static String direct(StreamSource source, StreamOp op, long chunk) throws IOException {
+        StreamDigest digest = new StreamDigest(op, 1, 1);
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(chunk, 64);
+            for (long offset = 0; offset < source.size(); offset += chunk) {
+                long length = Math.min(chunk, source.size() - offset);
+                MemorySegment data = switch (source) {
+                    case StreamSource.Memory m -> m.data().asSlice(offset, length);
+                    case StreamSource.File f -> {
+                        ByteBuffer into = buffer.asSlice(0, length).asByteBuffer();
+                        while (into.hasRemaining()) {
+                            if (f.channel().read(into, offset + into.position()) < 0) {
+                                throw new EOFException(f.name() + " ended at " + (offset + into.position())
+                                    + " bytes, before its size of " + f.size());
+                            }
+                        }
+                        yield buffer;
+                    }
+                    case StreamSource.Sequential s -> throw new IllegalArgumentException("a direct pass needs a "
+                        + "source of known size that can be read again, not " + s.name());
+                };
+                digest.add(0, 0, data, length);
+            }
+        }
+        return digest.value();
     }
 
     /**

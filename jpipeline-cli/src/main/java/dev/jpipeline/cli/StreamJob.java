@@ -3,46 +3,42 @@ package dev.jpipeline.cli;
 import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
-import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.trace.TraceEvent;
 import dev.jpipeline.trace.Tracer;
-import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * The streaming job behind {@code jpipeline stream}: a partitioned block-scope pipeline of {@code producers}
- * + {@code consumers} threads. Each batch is one chunk of the input: the producers fill the stage (see
- * {@link StreamSource#fill}); the consumers fold their shares into a {@link StreamDigest}. The batch's length
- * travels with the stage, so a source of unknown size ends with its first short stage. Traced, so that the stall
- * breakdown can be reported. Memory does not grow with the number of batches.
+ * + {@code consumers} threads in this JVM, each doing its {@link StreamWork}. Traced, so that the stall breakdown
+ * can be reported. Memory does not grow with the number of batches.
  */
 final class StreamJob {
 
     private static final ValueLayout.OfLong WORD =
         ValueLayout.JAVA_LONG_UNALIGNED.withOrder(ByteOrder.LITTLE_ENDIAN);
 
-    /**
-     * The run's shape; {@code traceEvents}: events the tracer keeps per thread (and per producer's copies);
-     * {@code copyEngine}: where copies run, or null for the shared engine.
-     */
+    /** The run's shape; {@code copyEngine}: where copies run, or null for the shared engine. */
     record Options(int stages, int producers, int consumers, long chunk, StreamOp op, WaitStrategy strategy,
-                   CopyPolicy copyPolicy, int traceEvents, CopyEngine copyEngine) {
+                   CopyPolicy copyPolicy, CopyEngine copyEngine) {
     }
 
     /**
-     * The outcome: the result text, the bytes and the (non-empty) stages streamed, or the failure (with the offset
-     * of the batch that failed).
+     * The outcome: the result text, the bytes and the (non-empty) stages streamed, the wall time, the traced events
+     * (ordered by start, in nanoseconds from about the run's start), how many older ones the tracer dropped and how
+     * many it kept per lane; or the failure (with the offset of the batch that failed).
      */
-    record Result(String value, long bytes, long batches, long nanos, Tracer tracer, String failure) {
+    record Result(String value, long bytes, long batches, long nanos, List<TraceEvent> events, long dropped,
+                  int eventsPerLane, String failure) {
     }
 
     private StreamJob() {
@@ -84,10 +80,8 @@ final class StreamJob {
         }
     }
 
-    /** Streams {@code source}; {@code progress} counts the bytes consumed so far. */
-    static Result run(StreamSource source, Options o, AtomicLong progress) {
-        // a known size: every producer stops after the last batch; unknown: after the first short one
-        long batches = source.size() < 0 ? Long.MAX_VALUE : (source.size() + o.chunk() - 1) / o.chunk();
+    /** Streams {@code source}, traced by {@code tracer}; {@code progress} counts the bytes consumed so far. */
+    static Result run(StreamSource source, Options o, Tracer tracer, AtomicLong progress) {
         Arena arena = Arena.ofShared();
         MemorySegment[] stages = new MemorySegment[o.stages()];
         try {
@@ -98,12 +92,9 @@ final class StreamJob {
             arena.close();                      // the stages allocated so far
             throw e;
         }
-        long[] lengths = new long[o.stages()];
         StreamDigest digest = new StreamDigest(o.op(), o.stages(), o.consumers());
-        AtomicReference<String> failure = new AtomicReference<>();
-        AtomicLong bytes = new AtomicLong();
-        AtomicLong done = new AtomicLong();
-        Tracer tracer = Tracer.create(o.traceEvents());
+        StreamWork work = new StreamWork(source.name(), source.size(), o.chunk(), o.producers(), stages,
+            arena.allocate(ValueLayout.JAVA_LONG, o.stages()), digest, progress);
         PipelineSharedState.Builder shared = PipelineSharedState.builder(ThreadScope.BLOCK, o.stages())
             .waitStrategy(o.strategy()).copyPolicy(o.copyPolicy()).tracer(tracer);
         PipelineSharedState state = (o.copyEngine() == null ? shared : shared.copyEngine(o.copyEngine())).build();
@@ -111,53 +102,17 @@ final class StreamJob {
         ThreadTeam.ofPlatform(o.producers() + o.consumers()).run(Duration.ofDays(1), group -> {
             int rank = group.threadRank();
             try (Pipeline pipe = Pipeline.make(group, state, o.producers())) {
-                long length = o.chunk();
-                for (long b = 0; b < batches && length == o.chunk(); b++) {
-                    int slot = (int) (b % o.stages());
-                    long offset = b * o.chunk();
-                    if (rank < o.producers()) {
-                        pipe.producerAcquire();
-                        try {
-                            length = source.fill(stages[slot], offset, rank, o.producers(), pipe);
-                        } catch (IOException e) {
-                            failure.compareAndSet(null, "I/O error reading " + source.name() + " at offset "
-                                + offset + " (batch " + b + "): " + e);
-                            length = 0;                     // an empty stage: the consumers' last
-                        }
-                        if (rank == 0) {
-                            lengths[slot] = length;         // published by the commit
-                        }
-                        pipe.producerCommit();
-                    } else {
-                        int c = rank - o.producers();
-                        try {
-                            pipe.consumerWait();
-                        } catch (StageFailedException e) {
-                            failure.compareAndSet(null, "I/O error reading " + source.name() + " at offset "
-                                + offset + " (batch " + b + "): " + e.getCause());
-                            pipe.consumerRelease();
-                            break;
-                        } catch (IllegalStateException producersStopped) {
-                            break;          // the producers have stopped after a failure
-                        }
-                        length = lengths[slot];
-                        digest.add(c, slot, stages[slot], length);
-                        pipe.consumerRelease();
-                        if (c == 0 && length > 0) {
-                            progress.addAndGet(length);
-                            bytes.addAndGet(length);
-                            done.incrementAndGet();
-                        }
-                    }
-                    if (failure.get() != null) {
-                        break;
-                    }
+                if (rank < o.producers()) {
+                    work.produce(pipe, rank, source, batch -> { });
+                } else {
+                    work.consume(pipe, rank - o.producers());
                 }
             }
         });
         long nanos = System.nanoTime() - start;
         arena.close();
-        return new Result(digest.value(), bytes.get(), done.get(), nanos, tracer, failure.get());
+        return new Result(digest.value(), work.bytes(), work.batches(), nanos, tracer.events(), tracer.dropped(),
+            tracer.eventsPerLane(), work.failure());
     }
 
     /** {offset, length} of part {@code index} of {@code length} bytes cut in {@code parts}, at {@code align} bytes. */

@@ -198,8 +198,8 @@ class StreamCommandTest {
         long size = channel.size();
         channel.close();                                   // every read now fails with ClosedChannelException
         StreamJob.Result result = StreamJob.run(new StreamSource.File(file.toString(), channel, size),
-            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE, CopyPolicy.AUTO,
-                Tracer.DEFAULT_EVENTS_PER_LANE, null), new AtomicLong());
+            new StreamJob.Options(2, 1, 1, 1 << 20, StreamOp.CRC32C, WaitStrategy.ADAPTIVE, CopyPolicy.AUTO, null),
+            Tracer.create(), new AtomicLong());
         assertTrue(result.failure() != null, "the failure is reported");
         assertTrue(result.failure().startsWith("I/O error reading " + file + " at offset 0"), result.failure());
         assertTrue(result.failure().contains("ClosedChannelException"), result.failure());
