@@ -173,19 +173,13 @@ public final class ProcessWaiting {
     /**
      * Adds 1 to the value of the wait word at {@code offset} and wakes every thread waiting on it: for a word that
      * only counts signals (the state the waiters test lives elsewhere, changed before this call). The locked add is
-     * also the fence between that change and the load of the waiter count.
+     * also the fence between that change and the load of the waiter count. The word's place must have been checked
+     * ({@link #checkWord}) once before: this is every arrival's path, so it checks nothing.
      *
      * @param segment the memory holding the wait word, as given to {@link #await}
      * @param offset  the wait word's offset
-     * @throws IllegalArgumentException if the segment or offset cannot hold a wait word
      */
-    public static void bumpAndWake(MemorySegment segment, long offset) {
-        checkWord(segment, offset);
-        bumpAndWakeChecked(segment, offset);
-    }
-
-    /** {@link #bumpAndWake} on a word whose place was checked before ({@link #checkWord}): every arrival's path. */
-    static void bumpAndWakeChecked(MemorySegment segment, long offset) {
+    static void bumpAndWake(MemorySegment segment, long offset) {
         COUNT.getAndAdd(segment, offset, 1);
         if ((int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET) != 0 && futex) {
             Futex.wake(segment, offset, Integer.MAX_VALUE);

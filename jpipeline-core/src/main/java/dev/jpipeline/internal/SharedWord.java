@@ -108,7 +108,7 @@ final class SharedWord {
 
     /** After a change a waiter may be waiting for: bumps the signal count and wakes the sleepers. */
     void signal() {
-        ProcessWaiting.bumpAndWakeChecked(segment, at + 8);
+        ProcessWaiting.bumpAndWake(segment, at + 8);
     }
 
     /**
@@ -177,11 +177,6 @@ final class SharedWord {
         } catch (java.nio.charset.CharacterCodingException e) {
             throw new AssertionError("a replacing decoder does not throw", e);
         }
-    }
-
-    /** The state word's offset (descriptions, tests). */
-    long offset() {
-        return at;
     }
 
     /**
