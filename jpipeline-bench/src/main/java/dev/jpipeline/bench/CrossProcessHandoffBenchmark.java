@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
 import org.agrona.IoUtil;
+import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
@@ -47,9 +48,11 @@ import org.openjdk.jmh.annotations.Warmup;
  *       the state in the region's data, {@code stageBytes} apart (8: packed in one line, as Agrona's records are).
  *       Waiting is the region's own (spin, yield, futex; the wait strategy does not apply).</li>
  *   <li>{@code agronaWrite}, {@code agronaTryClaim}: Agrona's {@link OneToOneRingBuffer} over a mapped file in the
- *       same folder, {@code ringCapacity} bytes of records plus its trailer; the producer spins on {@code write}
+ *       same folder, {@code ringCapacity} bytes of records plus its trailer; the producer retries {@code write}
  *       (or {@code tryClaim}, a {@code putLong} into the claimed record, {@code commit}) while the ring is full, the
- *       partner calls {@code read} with no message limit and busy-spins when it finds nothing. A record is an
+ *       partner calls {@code read} with no message limit; both sides idle with Agrona's {@code idle} strategy
+ *       ({@link IpcPartner#idleStrategy}: {@code BUSY_SPIN} for cores of their own, {@code YIELDING} or
+ *       {@code BACKOFF} for a machine with fewer free cores than spinning threads). A record is an
  *       8-byte header and the 8-byte item, 16 bytes; a write needs room for one more header (the next record's
  *       length word, which it zeroes), so a ring of 64 bytes holds 3 items in flight and a ring of 128 bytes 7:
  *       jpipeline's 4 stages lie between them.</li>
@@ -206,6 +209,11 @@ public class CrossProcessHandoffBenchmark {
         MappedByteBuffer mapped;
         OneToOneRingBuffer ring;
         UnsafeBuffer buffer;
+        /** Agrona's idle strategy for both sides ({@link IpcPartner#idleStrategy}). */
+        @Param({"BUSY_SPIN"})
+        String idle;
+
+        IdleStrategy idleStrategy;
         /** The item to {@code write}: one 8-byte buffer. */
         final UnsafeBuffer item = new UnsafeBuffer(new byte[Long.BYTES]);
 
@@ -221,7 +229,8 @@ public class CrossProcessHandoffBenchmark {
             if (ring.maxMsgLength() < Long.BYTES) {
                 throw new IllegalArgumentException("a ring of " + ringCapacity + " bytes cannot carry 8-byte items");
             }
-            startPartner("AGRONA", counts.file.toString(), file.toString());
+            idleStrategy = IpcPartner.idleStrategy(idle);
+            startPartner("AGRONA", counts.file.toString(), file.toString(), idle);
         }
 
         @TearDown(Level.Trial)
@@ -235,12 +244,19 @@ public class CrossProcessHandoffBenchmark {
             }
         }
 
-        /** While the ring is full: spin, and now and then make sure the partner still lives. */
+        /** While the ring is full: idle, and now and then make sure the partner still lives. */
         void full(int spins) {
             if ((spins & 0xFFFFF) == 0 && !partnerAlive()) {
                 throw new IllegalStateException("the partner died after consuming " + counts.consumed());
             }
-            Thread.onSpinWait();
+            idleStrategy.idle();
+        }
+
+        /** After a retry loop that idled: the idle strategy starts over (a backoff's next wait spins first). */
+        void sent(int spins) {
+            if (spins > 1) {
+                idleStrategy.reset();
+            }
         }
     }
 
@@ -252,9 +268,11 @@ public class CrossProcessHandoffBenchmark {
         long n = lane.sent;
         for (int i = 0; i < ITEMS; i++, n++) {
             item.putLong(0, n);
-            for (int spins = 1; !ring.write(AGRONA_MSG_TYPE, item, 0, Long.BYTES); spins++) {
+            int spins = 1;
+            for (; !ring.write(AGRONA_MSG_TYPE, item, 0, Long.BYTES); spins++) {
                 lane.full(spins);
             }
+            lane.sent(spins);
         }
         lane.sent = n;
         lane.awaitConsumed();
@@ -268,9 +286,11 @@ public class CrossProcessHandoffBenchmark {
         long n = lane.sent;
         for (int i = 0; i < ITEMS; i++, n++) {
             int index;
-            for (int spins = 1; (index = ring.tryClaim(AGRONA_MSG_TYPE, Long.BYTES)) < 0; spins++) {
+            int spins = 1;
+            for (; (index = ring.tryClaim(AGRONA_MSG_TYPE, Long.BYTES)) < 0; spins++) {
                 lane.full(spins);
             }
+            lane.sent(spins);
             buffer.putLong(index, n);
             ring.commit(index);
         }

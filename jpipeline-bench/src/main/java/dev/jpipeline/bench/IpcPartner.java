@@ -13,10 +13,12 @@ import java.nio.MappedByteBuffer;
 import java.nio.file.Path;
 import org.agrona.IoUtil;
 import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.BusySpinIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.MessageHandler;
 import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.YieldingIdleStrategy;
 import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
 
 /**
@@ -29,10 +31,10 @@ import org.agrona.concurrent.ringbuffer.OneToOneRingBuffer;
  *       {@code DEPTH} stages at offset 0 of the region; stage s holds its item at {@code s * STAGE_BYTES} after the
  *       state. Each item must be the next sequence number; the partner sums them and publishes the count after
  *       every item. It ends when the producer quits.</li>
- *   <li>{@code AGRONA COUNTS RING}: the consumer of an Agrona {@link OneToOneRingBuffer} over the mapped file
- *       {@code RING}: {@code read} with no message limit, a {@link BusySpinIdleStrategy} when it finds nothing;
- *       the same check and sum per message, the count published after every {@code read} that found some. It ends
- *       when the benchmark asks it to stop.</li>
+ *   <li>{@code AGRONA COUNTS RING IDLE}: the consumer of an Agrona {@link OneToOneRingBuffer} over the mapped
+ *       file {@code RING}: {@code read} with no message limit, and the idle strategy {@code IDLE}
+ *       ({@link #idleStrategy}) when it finds nothing; the same check and sum per message, the count published
+ *       after every {@code read} that found some. It ends when the benchmark asks it to stop.</li>
  *   <li>{@code STREAM COUNTS REGION DEPTH CHUNK_BYTES OP}: the consumer of a system-scope pipeline whose stages are
  *       {@code CHUNK_BYTES} each: computes {@link ChunkCompute} {@code OP} over every stage and publishes the running
  *       sum and the stage count after each.</li>
@@ -51,7 +53,7 @@ public final class IpcPartner {
             switch (args[0]) {
                 case "JPIPELINE" -> jpipeline(counts, Path.of(args[2]), Integer.parseInt(args[3]),
                     Integer.parseInt(args[4]));
-                case "AGRONA" -> agrona(counts, Path.of(args[2]));
+                case "AGRONA" -> agrona(counts, Path.of(args[2]), idleStrategy(args[3]));
                 case "STREAM" -> stream(counts, Path.of(args[2]), Integer.parseInt(args[3]),
                     Long.parseLong(args[4]), ChunkCompute.valueOf(args[5]));
                 default -> throw new IllegalArgumentException("no partner kind " + args[0]);
@@ -110,13 +112,25 @@ public final class IpcPartner {
         }
     }
 
-    private static void agrona(IpcCounts counts, Path file) {
+    /**
+     * Agrona's idle strategy of that name, with its default settings: {@code BUSY_SPIN} (for a consumer with a
+     * core of its own), {@code YIELDING}, or {@code BACKOFF} (spin, yield, then park 1 us to 1 ms).
+     */
+    static IdleStrategy idleStrategy(String name) {
+        return switch (name) {
+            case "BUSY_SPIN" -> new BusySpinIdleStrategy();
+            case "YIELDING" -> new YieldingIdleStrategy();
+            case "BACKOFF" -> new BackoffIdleStrategy();
+            default -> throw new IllegalArgumentException("no Agrona idle strategy named " + name);
+        };
+    }
+
+    private static void agrona(IpcCounts counts, Path file, IdleStrategy idle) {
         Checker checker = new Checker();
         boolean ok = true;
         MappedByteBuffer mapped = IoUtil.mapExistingFile(file.toFile(), "ring");
         try {
             OneToOneRingBuffer ring = new OneToOneRingBuffer(new UnsafeBuffer(mapped));
-            IdleStrategy idle = new BusySpinIdleStrategy();
             ProcessHandle parent = ProcessHandle.current().parent().orElseThrow();
             for (int idles = 0; ; ) {
                 int read = ring.read(checker, Integer.MAX_VALUE);
