@@ -20,7 +20,8 @@ fi
 mkdir -p "$out"
 for bench in HandoffBenchmark RendezvousFloorBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
     PairScalingBenchmark KernelBenchmark SimtLaunchBenchmark StackSwitchBenchmark TracingBenchmark \
-    CopyHandoffBenchmark CheckedLaunchBenchmark CrossProcessWakeBenchmark; do
+    CopyHandoffBenchmark CheckedLaunchBenchmark CrossProcessWakeBenchmark CrossProcessHandoffBenchmark \
+    CrossProcessStreamingBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
   "$JAVA" -jar "$jar" "\.$bench\." -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true

@@ -9,7 +9,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.openjdk.jmh.annotations.Benchmark;
@@ -101,12 +100,7 @@ public class CrossProcessWakeBenchmark {
                     .start(() -> wait.serve(words.words, me::isAlive));
                 partnerAlive = thread::isAlive;
             } else {
-                String java = ProcessHandle.current().info().command().orElse(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString());
-                process = new ProcessBuilder(List.of(java, "--enable-native-access=ALL-UNNAMED", "-cp",
-                    System.getProperty("java.class.path"), PingPongPartner.class.getName(), words.file.toString(),
-                    wait.name()))
-                    .inheritIO().start();
+                process = PartnerJvm.start(PingPongPartner.class, words.file.toString(), wait.name());
                 partnerAlive = process::isAlive;
             }
         }
