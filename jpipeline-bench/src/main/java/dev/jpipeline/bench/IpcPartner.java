@@ -62,53 +62,111 @@ public final class IpcPartner {
     }
 
     private static void jpipeline(IpcCounts counts, Path file, int depth, int stageBytes) {
-        long n = 0;
-        long sum = 0;
-        boolean ok = true;
-        try (SharedRegion region = SharedRegion.open(file)) {
-            Group group = region.join(2, 1);
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, depth).in(region, 0).build();
-            MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(depth, 2),
-                (long) depth * stageBytes);
-            try (Pipeline pipe = Pipeline.make(group, state, PipelineRole.CONSUMER)) {
-                for (long offset = 0; ; offset = offset + stageBytes == (long) depth * stageBytes ? 0
-                    : offset + stageBytes) {
-                    pipe.consumerWait();
-                    long item = stages.get(JAVA_LONG, offset);
-                    if (item != n) {
-                        throw new IllegalStateException("item " + n + " lost or reordered: got " + item);
-                    }
-                    sum += item;
-                    pipe.consumerRelease();
-                    counts.publish(++n, sum);
+        consume(counts, file, depth, stageBytes, (stage, n) -> {
+            long item = stage.get(JAVA_LONG, 0);
+            if (item != n) {
+                throw new IllegalStateException("item " + n + " lost or reordered: got " + item);
+            }
+            return item;
+        });
+    }
+
+    private static void stream(IpcCounts counts, Path file, int depth, long chunkBytes, ChunkCompute op) {
+        consume(counts, file, depth, chunkBytes, (stage, n) -> op.apply(stage));
+    }
+
+    /** What the consumer of a pipeline partner does with the stage it holds. */
+    @FunctionalInterface
+    private interface StageWork {
+        /** Reads {@code stage}, the {@code n}th the partner consumes (from 0), and returns what it adds to the sum. */
+        long apply(MemorySegment stage, long n);
+    }
+
+    /**
+     * A pipeline partner: rank 1, the consumer, of the system-scope pipeline of {@code depth} stages at offset 0 of
+     * the region in {@code file}, whose stage s is the {@code stageBytes} at {@code s * stageBytes} after the state.
+     * It does {@code work} on every stage it holds, and publishes the count after each; it ends when the producer
+     * quits.
+     */
+    private static void consume(IpcCounts counts, Path file, int depth, long stageBytes, StageWork work) {
+        Tally tally = new Tally(counts);
+        tally.run(() -> {
+            try (SharedRegion region = SharedRegion.open(file)) {
+                Group group = region.join(2, 1);
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, depth).in(region, 0)
+                    .build();
+                MemorySegment data = region.data();
+                long base = PipelineSharedState.regionBytes(depth, 2);
+                MemorySegment[] stages = new MemorySegment[depth];
+                for (int s = 0; s < depth; s++) {
+                    stages[s] = data.asSlice(base + s * stageBytes, stageBytes);
                 }
-            } catch (IllegalStateException e) {
-                if (!String.valueOf(e.getMessage()).contains("no producer is left")) {
-                    throw e;
+                try (Pipeline pipe = Pipeline.make(group, state, PipelineRole.CONSUMER)) {
+                    for (int s = 0; ; s = s + 1 == depth ? 0 : s + 1) {
+                        pipe.consumerWait();
+                        tally.sum += work.apply(stages[s], tally.n);
+                        pipe.consumerRelease();
+                        tally.n++;
+                        tally.publish();
+                    }
+                } catch (IllegalStateException e) {
+                    if (!String.valueOf(e.getMessage()).contains("no producer is left")) {
+                        throw e;
+                    }
                 }
             }
-        } catch (RuntimeException e) {
-            ok = false;
-            e.printStackTrace();
-        } finally {
-            counts.finish(n, sum, ok);
+        });
+    }
+
+    /** The count and running sum of what a partner has consumed, and their publishing to its {@link IpcCounts}. */
+    static class Tally {
+        final IpcCounts counts;
+        /** Items or stages consumed. */
+        long n;
+        /** Their running sum. */
+        long sum;
+
+        Tally(IpcCounts counts) {
+            this.counts = counts;
+        }
+
+        /** Publishes the count and sum so far. */
+        void publish() {
+            counts.publish(n, sum);
+        }
+
+        /**
+         * Runs a partner's {@code loop}, then publishes the final count and sum with the end state: failed where the
+         * loop threw (printed).
+         */
+        void run(Runnable loop) {
+            boolean ok = true;
+            try {
+                loop.run();
+            } catch (RuntimeException e) {
+                ok = false;
+                e.printStackTrace();
+            } finally {
+                counts.finish(n, sum, ok);
+            }
         }
     }
 
     /** The message handler of the Agrona partner: checks and sums each 8-byte message. */
-    static final class Checker implements MessageHandler {
-        long next;
-        long sum;
+    static final class Checker extends Tally implements MessageHandler {
+        Checker(IpcCounts counts) {
+            super(counts);
+        }
 
         @Override
         public void onMessage(int msgTypeId, MutableDirectBuffer buffer, int index, int length) {
             long item = buffer.getLong(index);
-            if (item != next || length != Long.BYTES) {
-                throw new IllegalStateException("message " + next + " lost or reordered: got " + item + " ("
+            if (item != n || length != Long.BYTES) {
+                throw new IllegalStateException("message " + n + " lost or reordered: got " + item + " ("
                     + length + " bytes)");
             }
             sum += item;
-            next++;
+            n++;
         }
     }
 
@@ -126,66 +184,30 @@ public final class IpcPartner {
     }
 
     private static void agrona(IpcCounts counts, Path file, IdleStrategy idle) {
-        Checker checker = new Checker();
-        boolean ok = true;
+        Checker checker = new Checker(counts);
         MappedByteBuffer mapped = IoUtil.mapExistingFile(file.toFile(), "ring");
         try {
-            OneToOneRingBuffer ring = new OneToOneRingBuffer(new UnsafeBuffer(mapped));
-            ProcessHandle parent = ProcessHandle.current().parent().orElseThrow();
-            for (int idles = 0; ; ) {
-                int read = ring.read(checker, Integer.MAX_VALUE);
-                if (read > 0) {
-                    counts.publish(checker.next, checker.sum);
-                } else {
-                    if (counts.stopRequested()) {
-                        ring.read(checker, Integer.MAX_VALUE);
-                        break;
+            checker.run(() -> {
+                OneToOneRingBuffer ring = new OneToOneRingBuffer(new UnsafeBuffer(mapped));
+                ProcessHandle parent = ProcessHandle.current().parent().orElseThrow();
+                for (int idles = 0; ; ) {
+                    int read = ring.read(checker, Integer.MAX_VALUE);
+                    if (read > 0) {
+                        checker.publish();
+                    } else {
+                        if (counts.stopRequested()) {
+                            ring.read(checker, Integer.MAX_VALUE);
+                            break;
+                        }
+                        if ((++idles & ((1 << 22) - 1)) == 0 && !parent.isAlive()) {
+                            throw new IllegalStateException("the benchmark process is gone");
+                        }
                     }
-                    if ((++idles & ((1 << 22) - 1)) == 0 && !parent.isAlive()) {
-                        throw new IllegalStateException("the benchmark process is gone");
-                    }
+                    idle.idle(read);
                 }
-                idle.idle(read);
-            }
-        } catch (RuntimeException e) {
-            ok = false;
-            e.printStackTrace();
+            });
         } finally {
-            counts.finish(checker.next, checker.sum, ok);
             IoUtil.unmap(mapped);
-        }
-    }
-
-    private static void stream(IpcCounts counts, Path file, int depth, long chunkBytes, ChunkCompute op) {
-        long n = 0;
-        long sum = 0;
-        boolean ok = true;
-        try (SharedRegion region = SharedRegion.open(file)) {
-            Group group = region.join(2, 1);
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, depth).in(region, 0).build();
-            MemorySegment data = region.data();
-            long base = PipelineSharedState.regionBytes(depth, 2);
-            MemorySegment[] stages = new MemorySegment[depth];
-            for (int s = 0; s < depth; s++) {
-                stages[s] = data.asSlice(base + s * chunkBytes, chunkBytes);
-            }
-            try (Pipeline pipe = Pipeline.make(group, state, PipelineRole.CONSUMER)) {
-                for (int s = 0; ; s = s + 1 == depth ? 0 : s + 1) {
-                    pipe.consumerWait();
-                    sum += op.apply(stages[s]);
-                    pipe.consumerRelease();
-                    counts.publish(++n, sum);
-                }
-            } catch (IllegalStateException e) {
-                if (!String.valueOf(e.getMessage()).contains("no producer is left")) {
-                    throw e;
-                }
-            }
-        } catch (RuntimeException e) {
-            ok = false;
-            e.printStackTrace();
-        } finally {
-            counts.finish(n, sum, ok);
         }
     }
 }
