@@ -14,6 +14,7 @@ import java.nio.MappedByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongPredicate;
 import org.agrona.IoUtil;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.UnsafeBuffer;
@@ -244,6 +245,23 @@ public class CrossProcessHandoffBenchmark {
             }
         }
 
+        /**
+         * Sends the invocation's items, the next {@link #ITEMS} sequence numbers, each with {@code offer} (one try to
+         * put the item in the ring: false while the ring is full), then waits for the partner to consume them.
+         */
+        void send(LongPredicate offer) {
+            long n = sent;
+            for (int i = 0; i < ITEMS; i++, n++) {
+                int spins = 1;
+                for (; !offer.test(n); spins++) {
+                    full(spins);
+                }
+                sent(spins);
+            }
+            sent = n;
+            awaitConsumed();
+        }
+
         /** While the ring is full: idle, and now and then make sure the partner still lives. */
         void full(int spins) {
             if ((spins & 0xFFFFF) == 0 && !partnerAlive()) {
@@ -265,17 +283,10 @@ public class CrossProcessHandoffBenchmark {
     public void agronaWrite(AgronaLane lane) {
         OneToOneRingBuffer ring = lane.ring;
         UnsafeBuffer item = lane.item;
-        long n = lane.sent;
-        for (int i = 0; i < ITEMS; i++, n++) {
+        lane.send(n -> {
             item.putLong(0, n);
-            int spins = 1;
-            for (; !ring.write(AGRONA_MSG_TYPE, item, 0, Long.BYTES); spins++) {
-                lane.full(spins);
-            }
-            lane.sent(spins);
-        }
-        lane.sent = n;
-        lane.awaitConsumed();
+            return ring.write(AGRONA_MSG_TYPE, item, 0, Long.BYTES);
+        });
     }
 
     @Benchmark
@@ -283,18 +294,14 @@ public class CrossProcessHandoffBenchmark {
     public void agronaTryClaim(AgronaLane lane) {
         OneToOneRingBuffer ring = lane.ring;
         UnsafeBuffer buffer = lane.buffer;
-        long n = lane.sent;
-        for (int i = 0; i < ITEMS; i++, n++) {
-            int index;
-            int spins = 1;
-            for (; (index = ring.tryClaim(AGRONA_MSG_TYPE, Long.BYTES)) < 0; spins++) {
-                lane.full(spins);
+        lane.send(n -> {
+            int index = ring.tryClaim(AGRONA_MSG_TYPE, Long.BYTES);
+            if (index < 0) {
+                return false;
             }
-            lane.sent(spins);
             buffer.putLong(index, n);
             ring.commit(index);
-        }
-        lane.sent = n;
-        lane.awaitConsumed();
+            return true;
+        });
     }
 }
