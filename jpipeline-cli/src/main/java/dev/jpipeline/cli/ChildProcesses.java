@@ -30,7 +30,7 @@ import java.util.concurrent.atomic.AtomicReference;
  *       message when it fails.</li>
  *   <li>None outlives the run: {@link #close} and the shutdown hook kill those still running, and a child exits by
  *       itself when its standard input, which this JVM holds open, ends.</li>
- *   <li>{@link #await} fails when a child fails or dies, naming it; the others then get {@link #GRACE} to finish
+ *   <li>{@link #run} fails when a child fails or dies, naming it; the others then get {@link #GRACE} to finish
  *       (they learn of a dead peer from the pipeline within about 100 ms) and are killed after it. A child must
  *       make its pipeline within {@link #START_LIMIT}.</li>
  * </ul>
@@ -124,12 +124,47 @@ final class ChildProcesses implements AutoCloseable {
     }
 
     /**
+     * What both children reported, and the run's span between them: from the first pipeline handle either made
+     * ({@link ChildReport#MADE}) to the later end ({@link ChildReport#ENDED}), in {@code System.nanoTime()}, which
+     * the JVMs of one machine share.
+     */
+    record Reports(ChildReport produced, ChildReport consumed, long start, long end) {
+    }
+
+    /**
+     * Starts the producers' child, then the consumers' child, each this JVM's command with the hidden
+     * {@code command}, its {@code --side} and the {@code --region}, then {@code options} and, for the producers
+     * only, {@code producerOptions}; waits for both to end and returns what they reported.
+     *
+     * @throws Failure when a child cannot be started, failed, died, did not make its pipeline in time, or was
+     *                 stopped after another failed: each named with its pid, its exit status and its last words
+     */
+    Reports run(String command, List<String> options, List<String> producerOptions) throws Failure {
+        for (ProcessSide side : ProcessSide.values()) {
+            List<String> arguments = new ArrayList<>(List.of(command, "--side", side.toString(), "--region",
+                region.toString()));
+            arguments.addAll(options);
+            if (side == ProcessSide.PRODUCERS) {
+                arguments.addAll(producerOptions);
+            }
+            start(side, arguments);
+        }
+        Map<ProcessSide, ChildReport> reports = await();
+        ChildReport produced = reports.get(ProcessSide.PRODUCERS);
+        ChildReport consumed = reports.get(ProcessSide.CONSUMERS);
+        long start = Math.min(produced.number(ChildReport.MADE, Long.MAX_VALUE),
+            consumed.number(ChildReport.MADE, Long.MAX_VALUE));
+        long end = Math.max(produced.number(ChildReport.ENDED, start), consumed.number(ChildReport.ENDED, start));
+        return new Reports(produced, consumed, start, end);
+    }
+
+    /**
      * Starts the child for {@code side}: this JVM's command with {@code arguments} (a hidden command and its
      * options).
      *
      * @throws Failure when the JVM cannot be started
      */
-    void start(ProcessSide side, List<String> arguments) throws Failure {
+    private void start(ProcessSide side, List<String> arguments) throws Failure {
         List<String> command = javaCommand();
         command.addAll(arguments);
         Process process;
@@ -204,7 +239,7 @@ final class ChildProcesses implements AutoCloseable {
      * @throws Failure when a child failed, died, did not make its pipeline in time, or was stopped after another
      *                 failed: each named with its pid, its exit status and its last words
      */
-    Map<ProcessSide, ChildReport> await() throws Failure {
+    private Map<ProcessSide, ChildReport> await() throws Failure {
         long start = System.nanoTime();
         long graceUntil = Long.MAX_VALUE;
         try {

@@ -9,7 +9,6 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -42,17 +41,10 @@ final class DemoProcesses implements Callable<Integer> {
      * @throws ChildProcesses.Failure when a child fails or dies (the message names it)
      */
     static DemoJob.Outcome run(ChildProcesses children, long total, long chunk) throws ChildProcesses.Failure {
-        for (ProcessSide side : ProcessSide.values()) {
-            children.start(side, List.of("demo-child", "--side", side.toString(), "--region",
-                children.region().toString(), "--size", Long.toString(total), "--chunk", Long.toString(chunk)));
-        }
-        Map<ProcessSide, ChildReport> reports = children.await();
-        ChildReport produced = reports.get(ProcessSide.PRODUCERS);
-        ChildReport consumed = reports.get(ProcessSide.CONSUMERS);
-        long start = Math.min(produced.number(ChildReport.MADE, Long.MAX_VALUE),
-            consumed.number(ChildReport.MADE, Long.MAX_VALUE));
-        long end = Math.max(produced.number(ChildReport.ENDED, start), consumed.number(ChildReport.ENDED, start));
-        return new DemoJob.Outcome(Long.parseLong(consumed.text(ChildReport.VALUE)), end - start);
+        ChildProcesses.Reports reports = children.run("demo-child", List.of("--size", Long.toString(total), "--chunk",
+            Long.toString(chunk)), List.of());
+        return new DemoJob.Outcome(Long.parseLong(reports.consumed().text(ChildReport.VALUE)),
+            reports.end() - reports.start());
     }
 
     /** The child's side: runs its side of the demo and reports; 0 when it went well, 1 after a failure. */

@@ -15,7 +15,6 @@ import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
@@ -92,14 +91,11 @@ final class StreamProcesses implements Callable<Integer> {
      */
     static StreamJob.Result run(ChildProcesses children, StreamSource source, StreamJob.Options o,
                                 Integer copyWorkers, int traceEvents, long crashAt) throws ChildProcesses.Failure {
-        List<String> common = List.of("--region", children.region().toString(), "--name", source.name(),
-            "--size", Long.toString(source.size()), "--stages", Integer.toString(o.stages()), "--producers",
-            Integer.toString(o.producers()), "--consumers", Integer.toString(o.consumers()), "--chunk",
-            Long.toString(o.chunk()), "--op", o.op().toString(), "--copy-policy", o.copyPolicy().name(),
-            "--trace-events", Integer.toString(traceEvents));
-        List<String> producing = new ArrayList<>(List.of("stream-child", "--side", ProcessSide.PRODUCERS.toString(),
-            "--crash-at", Long.toString(crashAt)));
-        producing.addAll(common);
+        List<String> common = List.of("--name", source.name(), "--size", Long.toString(source.size()), "--stages",
+            Integer.toString(o.stages()), "--producers", Integer.toString(o.producers()), "--consumers",
+            Integer.toString(o.consumers()), "--chunk", Long.toString(o.chunk()), "--op", o.op().toString(),
+            "--copy-policy", o.copyPolicy().name(), "--trace-events", Integer.toString(traceEvents));
+        List<String> producing = new ArrayList<>(List.of("--crash-at", Long.toString(crashAt)));
         switch (source) {
             case StreamSource.File f -> producing.addAll(List.of("--file", Path.of(f.name()).toAbsolutePath()
                 .toString()));
@@ -110,16 +106,10 @@ final class StreamProcesses implements Callable<Integer> {
         if (copyWorkers != null) {
             producing.addAll(List.of("--copy-workers", copyWorkers.toString()));
         }
-        List<String> consuming = new ArrayList<>(List.of("stream-child", "--side", ProcessSide.CONSUMERS.toString()));
-        consuming.addAll(common);
-        children.start(ProcessSide.PRODUCERS, producing);
-        children.start(ProcessSide.CONSUMERS, consuming);
-        Map<ProcessSide, ChildReport> reports = children.await();
-        ChildReport produced = reports.get(ProcessSide.PRODUCERS);
-        ChildReport consumed = reports.get(ProcessSide.CONSUMERS);
-        long start = Math.min(produced.number(ChildReport.MADE, Long.MAX_VALUE),
-            consumed.number(ChildReport.MADE, Long.MAX_VALUE));
-        long end = Math.max(produced.number(ChildReport.ENDED, start), consumed.number(ChildReport.ENDED, start));
+        ChildProcesses.Reports reports = children.run("stream-child", common, producing);
+        ChildReport produced = reports.produced();
+        ChildReport consumed = reports.consumed();
+        long start = reports.start();
         List<TraceEvent> events = new ArrayList<>();
         for (ChildReport report : List.of(produced, consumed)) {
             for (TraceEvent e : report.events()) {
@@ -129,7 +119,7 @@ final class StreamProcesses implements Callable<Integer> {
         }
         events.sort(Comparator.comparingLong(TraceEvent::startNanos));
         return new StreamJob.Result(consumed.text(ChildReport.VALUE), consumed.number(ChildReport.BYTES, 0),
-            consumed.number(ChildReport.BATCHES, 0), end - start, events,
+            consumed.number(ChildReport.BATCHES, 0), reports.end() - start, events,
             produced.number(ChildReport.DROPPED, 0) + consumed.number(ChildReport.DROPPED, 0), traceEvents, null);
     }
 
