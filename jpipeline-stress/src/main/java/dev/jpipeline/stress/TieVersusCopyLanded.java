@@ -20,23 +20,32 @@ import org.openjdk.jcstress.infra.results.IIII_Result;
  * extra party is gone: the barrier is at phase 1 expecting its one party again.
  *
  * <p>Results: the owner's look (1 complete, 0 not yet), the data it read and whether it saw the failure (-1 when
- * the phase was not complete), and the barrier word afterwards ({@link BarrierWord}).
+ * the phase was not complete), and the barrier word afterwards ({@link BarrierWord}). A subclass may run the race
+ * on a barrier whose failure records are text ({@link MappedTieVersusCopyLanded}): there the record seen is -1
+ * when it is torn.
  */
 @JCStressTest
 @Outcome(id = "0, -1, -1, 110", expect = ACCEPTABLE, desc = "the owner looked before the copy landed")
 @Outcome(id = "1, 42, 1, 110", expect = ACCEPTABLE, desc = "the copy landed first: its data and failure are seen")
 @Outcome(id = "1, 42, 0, .*", expect = FORBIDDEN, desc = "the phase completed but its copy's failure was lost")
+@Outcome(id = "1, 42, -1, .*", expect = FORBIDDEN, desc = "the phase completed but its failure's record was torn")
 @Outcome(id = "1, 0, .*", expect = FORBIDDEN, desc = "the phase completed before the copy's data landed")
 @Outcome(expect = FORBIDDEN, desc = "wrong counts after the copy landed")
 @State
 public class TieVersusCopyLanded {
 
-    private static final RuntimeException COPY_FAILURE = new RuntimeException("copy failed");
+    static final RuntimeException COPY_FAILURE = new RuntimeException("copy failed");
 
-    private final PhaseBarrier barrier = new PhaseBarrier(1);
+    private final PhaseBarrier barrier;
     private int data;
 
     public TieVersusCopyLanded() {
+        this(new PhaseBarrier(1));
+    }
+
+    /** The race on a fresh barrier that expects 1 party (a subclass's, in other memory). */
+    protected TieVersusCopyLanded(PhaseBarrier barrier) {
+        this.barrier = barrier;
         barrier.tieCopy();              // the owner's memcpyAsync, before its commit
     }
 
@@ -45,8 +54,8 @@ public class TieVersusCopyLanded {
         int round = barrier.arrive(1);
         if (barrier.await(round, PhaseBarrier.POLL_ONCE, false) == WaitStatus.COMPLETE) {
             r.r1 = 1;
-            r.r2 = data;
-            r.r3 = barrier.failureOf(round) == COPY_FAILURE ? 1 : 0;
+            r.r2 = data();
+            r.r3 = recorded(barrier, round);
         } else {
             r.r1 = 0;
             r.r2 = -1;
@@ -56,12 +65,27 @@ public class TieVersusCopyLanded {
 
     @Actor
     public void copyWorker() {
-        data = 42;
+        setData(42);
         barrier.copyLanded(COPY_FAILURE);
     }
 
     @Arbiter
     public void afterwards(IIII_Result r) {
         r.r4 = BarrierWord.of(barrier);
+    }
+
+    /** The copy's data: a plain read. */
+    protected int data() {
+        return data;
+    }
+
+    /** Sets the copy's data: a plain write. */
+    protected void setData(int value) {
+        data = value;
+    }
+
+    /** What {@code barrier} records for phase {@code round}: 1 the copy's failure, 0 none. */
+    protected int recorded(PhaseBarrier barrier, int round) {
+        return barrier.failureOf(round) == COPY_FAILURE ? 1 : 0;
     }
 }
