@@ -63,9 +63,9 @@ import java.lang.invoke.VarHandle;
  *
  * Shared memory (a system-scope stage barrier in a region that several processes map, see SharedWord): the word
  * is a SharedWord's, and the same transitions run on it with the same CASes. What cannot cross a process differs:
- * waiters sleep on the SharedWord's wake word (ProcessWaiting) instead of the waiters' stack, every signal bumps
- * it, and failures are recorded there as text. Such a barrier has no completion action and no solo stores' missed
- * pushes (its signal is a locked RMW).
+ * waiters sleep on the SharedWord's wake word (ProcessWaiting) instead of the waiters' stack, a signal bumps it
+ * when a sleeper is counted, and failures are recorded there as text. Such a barrier has no completion action;
+ * its solo arrivals are release stores too, whose signal may miss a sleeper, so its futex sleeps are bounded.
  * </pre>
  */
 public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
@@ -590,7 +590,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 + "completing (phase " + (round & PHASE_MASK) + "): it would wait for itself");
         }
         if (shared != null) {
-            return shared.await(this, round, deadline, interruptible);      // across processes: no parking
+            return shared.await(round, deadline, interruptible);      // across processes: no parking
         }
         return Waiting.await(this, round, deadline, interruptible, strategy, site, watch);
     }
@@ -602,7 +602,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     @Override
     public WaitStatus poll(long round) {
-        long s = lvState();
+        return pollState(lvState(), round);
+    }
+
+    /** {@link #poll} of a barrier whose word holds {@code s}. */
+    static WaitStatus pollState(long s, long round) {
         if (phaseOf(s) != ((int) round & PHASE_MASK)) {
             return WaitStatus.COMPLETE;
         }

@@ -38,7 +38,9 @@ import java.util.function.IntPredicate;
  *   spin          SPIN_POLLS polls with Thread.onSpinWait: the partner is likely running on another core
  *   yield         YIELD_POLLS polls with Thread.yield: on an oversubscribed machine the partner may need this core
  *   futex         waiters += 1, poll, then FUTEX_WAIT(value, the value just read), poll after each return
- *                 (woken, spurious, EAGAIN, EINTR, time-out alike)
+ *                 (woken, spurious, EAGAIN, EINTR, time-out alike). Where the waker may miss the count (see
+ *                 wakeIfCounted after a plain store), each futex wait is also bounded: 100 us, then doubling up
+ *                 to 100 ms, so that a missed wake-up costs a short delay, never a hang (Waiting's bounded parks)
  *   fallback      where futex is unavailable, or the waiter is a virtual thread (a futex wait would pin its
  *                 carrier): LockSupport.parkNanos for 50 us, doubling up to 1 ms, polling after each
  *
@@ -63,6 +65,15 @@ import java.util.function.IntPredicate;
  *   waiter polls again) or found v and queued the thread before K4 took the bucket lock, and K4 wakes it.
  *   The waiter stays counted between its futex waits, so every later wait is covered the same way.
  *   wakeAll wakes every waiter: waiters of one word may wait for different values.
+ *
+ *   wakeIfCounted, for a word that only counts signals (the state the waiters poll lives elsewhere): K3 first,
+ *   and only when it finds a waiter counted, K1' value += 1 (the bump) then K4. K2 is the caller's: the locked
+ *   RMW (a CAS) that changed the state. Same argument, with the state change as K1 and the waiter's poll of the
+ *   state after W2: either that poll sees the change, or K3 sees the count and the bump reaches the kernel's
+ *   compare or follows the queueing. After a plain or release store of the state (a solo arrival: no locked
+ *   instruction on the line the peer spins on, as Agrona's ring buffers publish) K3 may be read before the store
+ *   is visible, so a waiter may sleep through it; such words are waited on with wakesMayBeMissed, whose futex
+ *   waits are bounded, so the store is seen at the end of the current one.
  *
  * Memory consistency: a waker's actions before its store of the value (a release store or stronger) are
  * visible to a waiter after await returns COMPLETE, which read that value with a volatile load. Across
@@ -102,6 +113,13 @@ public final class ProcessWaiting {
     private static final long FIRST_SLEEP_NANOS = 50_000;
     /** Fallback parks double up to this, so that a long fallback wait wakes about a thousand times a second. */
     private static final long MAX_SLEEP_NANOS = 1_000_000;
+    /** A futex wait's first bound when wake-ups may be missed: how late a missed wake-up is seen at first. */
+    private static final long FIRST_SLICE_NANOS = 100_000;
+    /**
+     * Bounds of futex waits that may miss a wake-up double up to this: a long wait then wakes ten times a second,
+     * and a missed wake-up, which takes a store racing the waiter's first sleep, costs at most this.
+     */
+    private static final long MAX_SLICE_NANOS = 100_000_000;
     /** An interruptible wait's futex waits last at most this long: how late it may see an interrupt. */
     static final long INTERRUPT_CHECK_NANOS = 10_000_000;
 
@@ -137,19 +155,43 @@ public final class ProcessWaiting {
      */
     public static WaitStatus await(MemorySegment segment, long offset, IntPredicate done, long deadline,
                                    boolean interruptible, long checkIntervalNanos, Runnable check) {
-        checkWord(segment, offset);
         Objects.requireNonNull(done, "done");
+        return await(segment, offset, (value, token) -> done.test(value), 0, false, deadline, interruptible,
+            checkIntervalNanos, check);
+    }
+
+    /**
+     * What a wait waits for: tested with each value read of the wait word and the token the wait was given, so
+     * that a condition that needs a parameter (a barrier's round) is not a capturing lambda allocated per wait.
+     */
+    @FunctionalInterface
+    interface Condition {
+        /** Whether the wait is over, {@code value} having just been read from the wait word. */
+        boolean met(int value, long token);
+    }
+
+    /**
+     * {@link #await(MemorySegment, long, IntPredicate, long, boolean, long, Runnable)} with a {@link Condition}
+     * and its token, for waits whose wakers may skip the fence before reading the waiter count.
+     *
+     * @param wakesMayBeMissed whether a waker may change the state with a plain or release store before
+     *                         {@link #wakeIfCounted} (then every futex wait is bounded, see the class comment)
+     */
+    static WaitStatus await(MemorySegment segment, long offset, Condition done, long token, boolean wakesMayBeMissed,
+                            long deadline, boolean interruptible, long checkIntervalNanos, Runnable check) {
+        checkWord(segment, offset);
         if (check != null && checkIntervalNanos <= 0) {
             throw new IllegalArgumentException("a process wait's check interval must be positive, got "
                 + checkIntervalNanos + " ns");
         }
-        if (done.test((int) VALUE.getVolatile(segment, offset))) {
+        if (done.met((int) VALUE.getVolatile(segment, offset), token)) {
             return WaitStatus.COMPLETE;
         }
         if (deadline == Deadlines.POLL_ONCE) {
             return WaitStatus.TIMED_OUT;
         }
-        return slow(segment, offset, done, deadline, interruptible, checkIntervalNanos, check);
+        return slow(segment, offset, done, token, wakesMayBeMissed, deadline, interruptible, checkIntervalNanos,
+            check);
     }
 
     /**
@@ -171,17 +213,20 @@ public final class ProcessWaiting {
     }
 
     /**
-     * Adds 1 to the value of the wait word at {@code offset} and wakes every thread waiting on it: for a word that
-     * only counts signals (the state the waiters test lives elsewhere, changed before this call). The locked add is
-     * also the fence between that change and the load of the waiter count. The word's place must have been checked
-     * ({@link #checkWord}) once before: this is every arrival's path, so it checks nothing.
+     * Wakes the threads waiting in futex on the wait word at {@code offset}, if any is counted: adds 1 to the
+     * word's value (so that a waiter about to sleep on the old value does not) and makes the FUTEX_WAKE call. For
+     * a word that only counts signals, the state the waiters poll living elsewhere and changed before this call.
+     * After a locked change of that state (a CAS: the fence before the load of the count) no wake-up is lost;
+     * after a plain or release store one may be, and the waiters must wait with {@code wakesMayBeMissed} (see
+     * the class comment). With nobody counted this is one load: every arrival's path, so it checks nothing; the
+     * word's place must have been checked ({@link #checkWord}) once before.
      *
      * @param segment the memory holding the wait word, as given to {@link #await}
      * @param offset  the wait word's offset
      */
-    static void bumpAndWake(MemorySegment segment, long offset) {
-        COUNT.getAndAdd(segment, offset, 1);
+    static void wakeIfCounted(MemorySegment segment, long offset) {
         if ((int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET) != 0 && futex) {
+            VALUE.getAndAdd(segment, offset, 1);
             Futex.wake(segment, offset, Integer.MAX_VALUE);
         }
     }
@@ -199,11 +244,12 @@ public final class ProcessWaiting {
     }
 
     /** Everything after the first poll: kept out of {@link #await} so that the fast path stays small. */
-    private static WaitStatus slow(MemorySegment segment, long offset, IntPredicate done, long deadline,
-                                   boolean interruptible, long checkIntervalNanos, Runnable check) {
+    private static WaitStatus slow(MemorySegment segment, long offset, Condition done, long token,
+                                   boolean wakesMayBeMissed, long deadline, boolean interruptible,
+                                   long checkIntervalNanos, Runnable check) {
         for (int i = 0; i < SPIN_POLLS; i++) {
             Thread.onSpinWait();
-            if (done.test((int) VALUE.getVolatile(segment, offset))) {
+            if (done.met((int) VALUE.getVolatile(segment, offset), token)) {
                 return WaitStatus.COMPLETE;
             }
         }
@@ -214,6 +260,7 @@ public final class ProcessWaiting {
         long now = System.nanoTime();
         long nextCheck = check == null ? Deadlines.NO_DEADLINE : now + checkIntervalNanos;
         long sleep = FIRST_SLEEP_NANOS;
+        long slice = wakesMayBeMissed ? FIRST_SLICE_NANOS : Long.MAX_VALUE;
         try {
             for (int yields = 0; ; ) {
                 if (Thread.interrupted()) {
@@ -243,12 +290,16 @@ public final class ProcessWaiting {
                         if (interruptible) {
                             limit = Math.min(limit, INTERRUPT_CHECK_NANOS);
                         }
+                        if (slice != Long.MAX_VALUE) {
+                            limit = Math.min(limit, slice);
+                            slice = Math.min(2 * slice, MAX_SLICE_NANOS);
+                        }
                         if (!counted) {
                             COUNT.getAndAdd(segment, offset + WAITERS_OFFSET, 1);     // W1
                             counted = true;
                         }
                         value = (int) VALUE.getVolatile(segment, offset);           // W2
-                        if (done.test(value)) {
+                        if (done.met(value, token)) {
                             return WaitStatus.COMPLETE;
                         }
                         Futex.wait(segment, offset, value,                          // W3
@@ -259,7 +310,7 @@ public final class ProcessWaiting {
                     }
                 }
                 value = (int) VALUE.getVolatile(segment, offset);
-                if (done.test(value)) {
+                if (done.met(value, token)) {
                     return WaitStatus.COMPLETE;
                 }
                 now = System.nanoTime();
@@ -298,7 +349,7 @@ public final class ProcessWaiting {
 
     // VarHandle mechanics
 
-    /** The value: volatile loads only (the caller stores it). */
+    /** The value: volatile loads (the caller stores it), and wakeIfCounted's bump of a signal count. */
     private static final VarHandle VALUE = JAVA_INT.varHandle();
     /** The waiter count: getAndAdd (a full fence, W1) and volatile loads (K3). */
     private static final VarHandle COUNT = JAVA_INT.varHandle();

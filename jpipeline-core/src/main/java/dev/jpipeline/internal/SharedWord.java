@@ -19,19 +19,24 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  * Cell: CELL_BYTES at an 8-byte aligned offset
  *   0  state    long: the barrier word, in PhaseBarrier's format (phase | W | expected | arrived)
- *   8  signals  int:  bumped (getAndAdd) after every change a waiter may be waiting for: a completed phase, the
- *                     last party's drop; a ProcessWaiting wait word, the futex word
+ *   8  signals  int:  bumped (getAndAdd) after a change a waiter may be waiting for (a completed phase, the last
+ *                     party's drop) when a waiter is counted; a ProcessWaiting wait word, the futex word
  *  12  waiters  int:  ProcessWaiting's waiter count
  *
  * Why a separate futex word: a waiter sleeps while a 32-bit word holds the value it read, and no half of the
  * state changes on every event a waiter waits for (completing a one-party phase leaves the low half as it was,
  * the last drop leaves the high half). The signal count changes on every one of them.
  *
- * No lost wake-up: the waiter reads signals (W2), then polls the state; the waker changes the state, then bumps
- * signals (K1, a locked RMW: also the fence K2) and reads the waiter count (K3). If the waiter's poll misses the
- * change, its read of signals preceded the bump (the state change precedes the bump in the waker's program order,
- * the poll follows the read in the waiter's), so the kernel's compare at FUTEX_WAIT sees the bump, or the waiter
- * was queued before the waker's FUTEX_WAKE: ProcessWaiting's Dekker argument, with the bump as the value store.
+ * Waking (ProcessWaiting.wakeIfCounted): the waker changes the state, reads the waiter count, and only when a
+ * waiter is counted bumps signals and calls FUTEX_WAKE; with nobody asleep a signal is one load. After a CAS
+ * (every arrival of several parties, every drop) no wake-up is lost: the CAS is the fence between the change and
+ * the load, the waiter counts itself (locked) before it reads signals and polls the state, so either its poll
+ * sees the change or the waker sees the count, and then the bump reaches the kernel's compare or follows the
+ * queueing (ProcessWaiting's Dekker argument). A solo arrival (set, PhaseBarrier.arriveAlone) is a release
+ * store with no locked instruction, as Agrona's ring buffers publish, because a locked instruction on the line
+ * the peer polls costs the hand-off more than half its rate; its load of the count may pass the store, so a waiter
+ * may sleep through it. Waits here are therefore bounded futex waits (100 us first, doubling up to 100 ms): a
+ * missed wake-up, which needs the store to race the waiter's first sleep, costs one such delay, never a hang.
  *
  * Failure record (a produced-side barrier only): two per barrier, one per phase parity, RECORD_BYTES each
  *   0  stamp    int: the phase recorded; NO_RECORD; or WRITING | phase while a writer fills it
@@ -43,7 +48,7 @@ import java.nio.charset.StandardCharsets;
  * phase complete sees it (the seqlock only guards against two failures of one phase racing).
  * </pre>
  */
-final class SharedWord {
+final class SharedWord implements ProcessWaiting.Condition {
 
     /** Bytes a cell takes: the state word, then the wake word. */
     static final int CELL_BYTES = 16;
@@ -101,24 +106,33 @@ final class SharedWord {
         return STATE.compareAndSet(segment, at, expect, update);
     }
 
-    /** A release store of the word: every caller signals next, whose locked add orders it before the wake. */
+    /**
+     * A release store of the word, when no other thread can write it (a solo arrival): the {@link #signal} that
+     * follows may miss a waiter, whose bounded sleep then sees the store (see the class comment).
+     */
     void set(long value) {
         STATE.setRelease(segment, at, value);
     }
 
-    /** After a change a waiter may be waiting for: bumps the signal count and wakes the sleepers. */
+    /** After a change a waiter may be waiting for: wakes the sleepers, if any is counted. */
     void signal() {
-        ProcessWaiting.bumpAndWake(segment, at + 8);
+        ProcessWaiting.wakeIfCounted(segment, at + 8);
     }
 
     /**
-     * Waits until {@code barrier} (whose word this is) is no longer at phase {@code round}, or is abandoned: the
+     * Waits until the barrier whose word this is is no longer at phase {@code round}, or is abandoned: the
      * barrier's poll, tested after each read of the signal count.
      */
-    WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible) {
-        WaitStatus status = ProcessWaiting.await(segment, at + 8, signals -> barrier.poll(round) != null, deadline,
-            interruptible, CHECK_NANOS, check);
-        return status == WaitStatus.COMPLETE ? barrier.poll(round) : status;
+    WaitStatus await(int round, long deadline, boolean interruptible) {
+        WaitStatus status = ProcessWaiting.await(segment, at + 8, this, round, true, deadline, interruptible,
+            CHECK_NANOS, check);
+        return status == WaitStatus.COMPLETE ? PhaseBarrier.pollState(get(), round) : status;
+    }
+
+    /** The wait's condition: the barrier's poll of its word (the signal count is only what sleepers wait on). */
+    @Override
+    public boolean met(int signals, long round) {
+        return PhaseBarrier.pollState(get(), round) != null;
     }
 
     /** Records {@code failure} for phase {@code round} (see the class comment); the first of a phase's wins. */

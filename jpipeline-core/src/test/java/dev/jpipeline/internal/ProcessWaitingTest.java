@@ -219,6 +219,45 @@ class ProcessWaitingTest {
         assertEquals(WaitStatus.COMPLETE, status.get());
     }
 
+    /** Starts a waiter on the signal count at 0 for the state int at 16 to hold 1: a SharedWord-like wait. */
+    private Thread stateWaiter(boolean wakesMayBeMissed, AtomicReference<WaitStatus> status) {
+        return Thread.ofPlatform().name("state-waiter").start(() -> status.set(ProcessWaiting.await(words, 0,
+            (signals, token) -> (int) VALUE.getVolatile(words, 16L) == token, 1, wakesMayBeMissed, deadline(),
+            false, 0, null)));
+    }
+
+    @Test
+    void wakeIfCountedAfterACasWakesASleeperAndBumpsOnlyWhenOneIsCounted() throws InterruptedException {
+        ProcessWaiting.wakeIfCounted(words, 0);
+        assertEquals(0, (int) VALUE.getVolatile(words, 0L), "nobody counted: no bump, no call");
+        assumeTrue(Futex.available(), "futex is not available here: the fallback never counts itself");
+        AtomicReference<WaitStatus> status = new AtomicReference<>();
+        Thread waiter = stateWaiter(false, status);      // unbounded futex waits: only the wake ends them
+        Teams.awaitTrue("the waiter counts itself", () -> ProcessWaiting.waiters(words, 0) == 1);
+        assertTrue(VALUE.compareAndSet(words, 16L, 0, 1));
+        ProcessWaiting.wakeIfCounted(words, 0);
+        join(waiter);
+        assertEquals(WaitStatus.COMPLETE, status.get());
+        assertEquals(1, (int) VALUE.getVolatile(words, 0L), "a counted sleeper: the signal count was bumped");
+    }
+
+    @Test
+    void aWaitWhoseWakesMayBeMissedSeesAnUnsignalledStoreWithinItsBoundedSleep() throws InterruptedException {
+        assumeTrue(Futex.available(), "futex is not available here: the fallback's parks are bounded anyway");
+        AtomicReference<WaitStatus> status = new AtomicReference<>();
+        Thread waiter = stateWaiter(true, status);
+        Teams.awaitTrue("the waiter counts itself", () -> ProcessWaiting.waiters(words, 0) == 1);
+        long stored = System.nanoTime();
+        VALUE.setRelease(words, 16L, 1);        // a solo arrival whose wake went missing: no bump, no FUTEX_WAKE
+        waiter.join(TimeUnit.SECONDS.toMillis(2));
+        long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stored);
+        assertFalse(waiter.isAlive(), "a futex sleep that may miss its wake-up is bounded by 100 ms, yet the "
+            + "waiter still sleeps " + tookMillis + " ms after the store (its deadline is " + PATIENCE / 1_000_000
+            + " ms away)");
+        assertEquals(WaitStatus.COMPLETE, status.get());
+        assertEquals(0, (int) VALUE.getVolatile(words, 0L), "nothing signalled");
+    }
+
     private static void awaitParkedInFallback(Thread t) {
         Teams.awaitTrue(t + " parks in the fallback path", () -> t.getState() == Thread.State.TIMED_WAITING
             && LockSupport.getBlocker(t) == ProcessWaiting.class);
