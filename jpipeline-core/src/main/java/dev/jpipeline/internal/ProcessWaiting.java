@@ -155,6 +155,7 @@ public final class ProcessWaiting {
      */
     public static WaitStatus await(MemorySegment segment, long offset, IntPredicate done, long deadline,
                                    boolean interruptible, long checkIntervalNanos, Runnable check) {
+        checkWord(segment, offset);
         Objects.requireNonNull(done, "done");
         return await(segment, offset, (value, token) -> done.test(value), 0, false, deadline, interruptible,
             checkIntervalNanos, check);
@@ -174,12 +175,14 @@ public final class ProcessWaiting {
      * {@link #await(MemorySegment, long, IntPredicate, long, boolean, long, Runnable)} with a {@link Condition}
      * and its token, for waits whose wakers may skip the fence before reading the waiter count.
      *
+     * The word's place must have been checked ({@link #checkWord}) once before: a stage word's every wait that
+     * does not end at the barrier's first poll comes here.
+     *
      * @param wakesMayBeMissed whether a waker may change the state with a plain or release store before
      *                         {@link #wakeIfCounted} (then every futex wait is bounded, see the class comment)
      */
     static WaitStatus await(MemorySegment segment, long offset, Condition done, long token, boolean wakesMayBeMissed,
                             long deadline, boolean interruptible, long checkIntervalNanos, Runnable check) {
-        checkWord(segment, offset);
         if (check != null && checkIntervalNanos <= 0) {
             throw new IllegalArgumentException("a process wait's check interval must be positive, got "
                 + checkIntervalNanos + " ns");
