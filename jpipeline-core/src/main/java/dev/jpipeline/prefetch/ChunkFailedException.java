@@ -1,0 +1,49 @@
+package dev.jpipeline.prefetch;
+
+/**
+ * Reading a chunk failed (an I/O error, the source ending early, a source's own exception): thrown by the
+ * iteration at that chunk, with the original failure as the cause. Every earlier chunk was delivered intact; the
+ * iteration ends here. No CUDA counterpart (the pipeline's own form is {@link dev.jpipeline.StageFailedException},
+ * which names a stage and a batch rather than a chunk and its place in the source).
+ */
+public final class ChunkFailedException extends RuntimeException {
+
+    private static final long serialVersionUID = 1L;
+
+    /** The chunk's index, counted from 0. */
+    private final long chunk;
+    /** Where the chunk starts in the source, in bytes from the first byte iterated. */
+    private final long position;
+
+    /**
+     * A failure of chunk {@code chunk}, which starts {@code position} bytes into the source.
+     *
+     * @param chunk    the chunk's index, from 0
+     * @param position the chunk's first byte, counted from the source's first iterated byte
+     * @param source   the source's name, for the message
+     * @param cause    what failed
+     */
+    ChunkFailedException(long chunk, long position, String source, Throwable cause) {
+        super("reading chunk " + chunk + " (from byte " + position + ") of " + source + " failed: " + cause, cause);
+        this.chunk = chunk;
+        this.position = position;
+    }
+
+    /**
+     * The index of the chunk that failed.
+     *
+     * @return the chunk's index, counted from 0
+     */
+    public long chunk() {
+        return chunk;
+    }
+
+    /**
+     * Where the failed chunk starts.
+     *
+     * @return its first byte's offset from the source's first iterated byte
+     */
+    public long position() {
+        return position;
+    }
+}
