@@ -35,16 +35,21 @@ import java.nio.charset.StandardCharsets;
  *   then  left-from rounds: a long per producer and stage, then per consumer and stage
  *   then  failure records: SharedWord.RECORDS_BYTES per producer and stage
  *
- * Rank slot (SLOT_BYTES; the rank's process writes all but state, side and member, which the make's rank 0 writes)
+ * Rank slot (SLOT_BYTES; the proposing rank writes the proposal, the make's rank 0 the rest when it formats, the
+ * handle its cursors)
  *   0  proposal tag  long    the make this proposal is for (makes + 1 when written)
  *   8  kind int, 12 producers int, 16 role int (0 none, 1 producer, 2 consumer), 20 group size int, 24 stages int
- *  32  pid long, 40 start millis long: the process that made the rank's handle
+ *  32  maker pid long, 40 maker start millis long: the process that made the rank's handle in the pipeline made
+ *      last, copied from the proposer (88) when the make formats. Apart from the proposer, so that a make's
+ *      proposals never overwrite who holds the previous pipeline's places: a dead maker's place is free whoever
+ *      proposes next.
  *  48  state int: 0 none, ACTIVE, QUIT (left through quit), REAPED (its process died; a survivor left for it),
  *      ENDED (its thread ended without quit; its process left for it)
  *  52  side int: 0 not yet taken (count partition), 1 producer, 2 consumer, 3 both (unified)
  *  56  member int: the rank's number on its side(s)
  *  64  committed long, 72 acquired long (the batch acquired + 1, 0: none), 80 released long: the handle's cursors,
  *      written after each operation, read only once the process died (RegionReaper)
+ *  88  proposer pid long, 96 proposer start millis long: the process that wrote the proposal (with it)
  * </pre>
  *
  * The sizes depend on the producer and consumer counts, which a make learns only from the proposals; the area a
@@ -99,6 +104,8 @@ final class RegionStages {
     private static final long COMMITTED = 64;
     private static final long ACQUIRED = 72;
     private static final long RELEASED = 80;
+    private static final long P_PID = 88;
+    private static final long P_START = 96;
 
     /** The area: a slice of the region's data, from the state's offset to the data's end. */
     final MemorySegment area;
@@ -216,8 +223,8 @@ final class RegionStages {
         area.set(JAVA_INT, s + P_ROLE, role);
         area.set(JAVA_INT, s + P_GROUP, groupSize);
         area.set(JAVA_INT, s + P_STAGES, stages);
-        area.set(JAVA_LONG, s + PID, ProcessIdentity.CURRENT.pid());
-        area.set(JAVA_LONG, s + START, ProcessIdentity.CURRENT.startMillis());
+        area.set(JAVA_LONG, s + P_PID, ProcessIdentity.CURRENT.pid());
+        area.set(JAVA_LONG, s + P_START, ProcessIdentity.CURRENT.startMillis());
         LONG.setVolatile(area, s + TAG, tag);      // last: a reader that sees the tag sees the proposal
     }
 
@@ -287,6 +294,8 @@ final class RegionStages {
             long s = slot(r);
             area.set(JAVA_INT, s + SIDE, sides[r]);
             area.set(JAVA_INT, s + MEMBER, members[r]);
+            area.set(JAVA_LONG, s + PID, area.get(JAVA_LONG, s + P_PID));
+            area.set(JAVA_LONG, s + START, area.get(JAVA_LONG, s + P_START));
             area.set(JAVA_LONG, s + COMMITTED, 0L);
             area.set(JAVA_LONG, s + ACQUIRED, 0L);
             area.set(JAVA_LONG, s + RELEASED, 0L);

@@ -1,0 +1,94 @@
+package dev.jpipeline;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The hostile review of system-scope pipelines in a shared region: crashes at the worst moments (children killed
+ * or halting themselves, see RegionHostileChild), threads that end or regions that close without quit, copies in
+ * flight across makes, corrupted words, and long runs. Every wait is bounded: a regression fails, never hangs.
+ */
+class RegionHostileTest {
+
+    @TempDir
+    Path dir;
+
+    private final List<Process> children = new ArrayList<>();
+
+    @AfterEach
+    void killChildren() {
+        children.forEach(Process::destroyForcibly);
+    }
+
+    private Process pipelineChild(Path file, int size, int rank, int stages, long batches, String... extra)
+        throws Exception {
+        Process p = RegionPipelineChild.start(file, size, rank, stages, 4096, batches, extra);
+        children.add(p);
+        return p;
+    }
+
+    private static BufferedReader out(Process p) {
+        return new BufferedReader(new InputStreamReader(p.getInputStream()));
+    }
+
+    /** Runs rank {@code rank} of a RegionPipelineChild run in this JVM, on a thread of its own. */
+    private static CompletableFuture<String> thread(SharedRegion region, Group group, int stages, long batches) {
+        CompletableFuture<String> result = new CompletableFuture<>();
+        Thread.ofPlatform().name("rank-" + group.threadRank()).start(() -> {
+            try {
+                result.complete(RegionPipelineChild.run(region, group,
+                    RegionPipelineChild.roleOf(group.size(), group.threadRank()), stages, 4096, batches, false,
+                    () -> { }));
+            } catch (Throwable e) {
+                result.completeExceptionally(e);
+            }
+        });
+        return result;
+    }
+
+    /** Both ranks of a 1-producer, 1-consumer run on threads of this JVM: what each returned. */
+    private static List<String> runHere(SharedRegion region, int stages, long batches) throws Exception {
+        CompletableFuture<String> producer = thread(region, region.join(2, 0), stages, batches);
+        CompletableFuture<String> consumer = thread(region, region.join(2, 1), stages, batches);
+        return List.of(producer.get(20, TimeUnit.SECONDS), consumer.get(20, TimeUnit.SECONDS));
+    }
+
+    private static List<String> ran(int stages, long batches) {
+        return List.of("produced " + batches, "ok " + batches + " " + RegionPipelineChild.expectedSum(4096, batches));
+    }
+
+    /** Finding 1: a make's proposals overwrote the dead makers' records, so the state refused every new make. */
+    @Test
+    void aStateWhoseProcessesWereAllKilledIsMadeOnAgain() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096), SharedRegion.Sharing.OWNER).close();
+            Process producer = pipelineChild(file, 2, 0, 2, 3, "hold");
+            Process consumer = pipelineChild(file, 2, 1, 2, Long.MAX_VALUE / 2);
+            BufferedReader produced = out(producer);
+            assertEquals("joined", produced.readLine());
+            assertEquals("holding", produced.readLine());
+            BufferedReader consumed = out(consumer);
+            assertEquals("joined", consumed.readLine());
+            assertEquals("consuming", consumed.readLine());
+            producer.destroyForcibly();
+            consumer.destroyForcibly();
+            assertEquals(true, producer.waitFor(10, TimeUnit.SECONDS) && consumer.waitFor(10, TimeUnit.SECONDS));
+            try (SharedRegion region = SharedRegion.open(file)) {
+                assertEquals(ran(2, 50), runHere(region, 2, 50));
+            }
+        });
+    }
+}
