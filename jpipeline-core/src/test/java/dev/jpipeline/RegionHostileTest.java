@@ -1,7 +1,9 @@
 package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -88,6 +90,56 @@ class RegionHostileTest {
             assertEquals(true, producer.waitFor(10, TimeUnit.SECONDS) && consumer.waitFor(10, TimeUnit.SECONDS));
             try (SharedRegion region = SharedRegion.open(file)) {
                 assertEquals(ran(2, 50), runHere(region, 2, 50));
+            }
+        });
+    }
+
+    /**
+     * Finding 2: a rank that died between the make's two syncs left the places that rank 0 had formatted held, its
+     * own and rank 0's, so that every later make was refused.
+     */
+    @Test
+    void aRankDyingBetweenTheMakesSyncsDoesNotLockTheState() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Process dying = RegionHostileChild.start(file, 2, 1, "halt-in-make");
+                children.add(dying);
+                assertEquals("joined", out(dying).readLine());
+                Group group = region.join(2, 0);
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build();
+                IllegalStateException broken = assertThrows(IllegalStateException.class,
+                    () -> Pipeline.make(group, state, PipelineRole.PRODUCER));
+                assertTrue(broken.getMessage().contains("rank 1") && broken.getMessage().contains("died"),
+                    broken.getMessage());
+            }
+            try (SharedRegion region = SharedRegion.open(file)) {       // a new group, the same state
+                assertEquals(ran(2, 50), runHere(region, 2, 50));
+            }
+        });
+    }
+
+    /** Finding 3: handles whose threads ended without quit (and never waited) blocked the next make. */
+    @Test
+    void localThreadsThatEndedWithoutQuitDoNotBlockTheNextMake() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Group producer = region.join(2, 0);
+                Group consumer = region.join(2, 1);
+                List<Thread> makers = new ArrayList<>();
+                for (Group g : List.of(producer, consumer)) {
+                    makers.add(Thread.ofPlatform().start(() -> Pipeline.make(g,
+                        PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build(),
+                        PipelineRole.values()[g.threadRank()])));           // ends without quit
+                }
+                for (Thread t : makers) {
+                    t.join();
+                }
+                CompletableFuture<String> p = thread(region, producer, 2, 50);
+                CompletableFuture<String> c = thread(region, consumer, 2, 50);
+                assertEquals(ran(2, 50), List.of(p.get(20, TimeUnit.SECONDS), c.get(20, TimeUnit.SECONDS)));
             }
         });
     }

@@ -12,4 +12,17 @@ import java.util.concurrent.CopyOnWriteArrayList;
 public final class RegionLocals {
 
     final List<StageHandle> handles = new CopyOnWriteArrayList<>();
+
+    /**
+     * Leaves for the handles whose thread ended without quit, as quit would have: run by waiters (RegionReaper),
+     * and by every rank of a make before it proposes, so that a pipeline whose threads all ended is no live handle
+     * to the next make even if nobody ever waited on it.
+     */
+    void abandonEnded() {
+        for (StageHandle handle : handles) {
+            if (handle.ownerEnded()) {
+                handle.abandon();
+            }
+        }
+    }
 }

@@ -40,11 +40,7 @@ final class RegionReaper {
 
     /** Leaves for this process's handles whose thread ended, and for every rank whose process died. */
     void reap() {
-        for (StageHandle handle : ring.local.handles) {
-            if (handle.ownerEnded()) {
-                handle.abandon();
-            }
-        }
+        ring.local.abandonEnded();
         for (int rank = 0; rank < ring.groupSize; rank++) {
             if (region.state(rank) == RegionStages.ACTIVE) {
                 ProcessIdentity maker = region.maker(rank);

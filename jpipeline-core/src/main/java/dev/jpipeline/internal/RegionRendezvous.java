@@ -12,7 +12,8 @@ import java.util.TreeMap;
  * so their proposals meet in the region (RegionStages' rank slots) and the make's rank 0 decides for all.
  *
  * <pre>
- * make (each rank):   tag = makes + 1                   (every rank reads the same count: see below)
+ * make (each rank):   leave for this process's handles on the state whose threads ended (RegionLocals)
+ *                     tag = makes + 1                   (every rank reads the same count: see below)
  *                     slot[rank] = its proposal, tagged
  *                     group.sync()   #1                 every proposal is written
  *   rank 0:           verdict over the slots tagged tag (MakeRendezvous.verdict, plus the stage counts, plus: no
@@ -20,8 +21,13 @@ import java.util.TreeMap;
  *                     publish the verdict, then makes = tag
  *                     group.sync()   #2                 the verdict and the pipeline are written
  *                     makes != tag: rank 0 failed before publishing; a refusal: throw it; else check the header
- *                     and attach: this process's ring for the make (one per process), and a handle
+ *                     and attach: take the place (RegionStages.take), this process's ring for the make (one per
+ *                     process), and a handle
  * </pre>
+ * A place is live while it is ACTIVE, its maker lives, and it is held: taken by its rank, or formatted and not
+ * yet taken. A make that failed between its syncs (a rank died or left: the group's sync #2 throws) leaves places
+ * formatted that nobody will take; the next make's rank 0 gives them up (a CAS on the place's attach word, which
+ * the late taker's CAS races), so that the state is never locked by a make that failed.
  * makes changes only between a make's #1 and #2, and each rank reads it before its #1 and after its previous #2,
  * so every rank of a make reads the same count. A rank with an argument that does not fit the region still takes
  * part in both syncs without writing, so that the others fail (its slot is not tagged) instead of waiting for it.
@@ -81,6 +87,7 @@ public final class RegionRendezvous implements PipelineMaker {
                 + "offset to the region's end; a pipeline of " + stages + " stages for a group of " + n + " needs "
                 + RegionStages.bytesFor(stages, n) + " (PipelineSharedState.regionBytes)");
         }
+        locals.abandonEnded();                                      // ended threads hold no place
         long tag = region.makes() + 1;
         if (early == null) {
             region.propose(rank, tag, mine.kind().ordinal(), mine.producers(), roleCode(mine.role()), n, stages);
@@ -124,6 +131,10 @@ public final class RegionRendezvous implements PipelineMaker {
         if (bad == null && (side != expectedSide || member < 0 || member >= Math.max(1, sideSize))) {
             bad = region.what + ": rank " + rank + "'s place does not match its make (side " + side + ", member "
                 + member + "; a corrupted region?)";
+        }
+        if (bad == null && !region.take(rank, tag)) {
+            bad = region.what + ": rank " + rank + "'s place in make " + tag + " was given up by a later make (this "
+                + "make failed between its syncs on another rank, and the state was made on again)";
         }
         if (bad != null) {
             throw new IllegalStateException(bad);
@@ -203,7 +214,7 @@ public final class RegionRendezvous implements PipelineMaker {
             case BY_ROLE -> producers;
         };
         int c = mine.kind() == StageRing.Kind.UNIFIED ? n : n - p;
-        region.format(stages, n, mine.kind().ordinal(), p, c, sides, members);
+        region.format(tag, stages, n, mine.kind().ordinal(), p, c, sides, members);
         return null;
     }
 
@@ -217,7 +228,7 @@ public final class RegionRendezvous implements PipelineMaker {
             return "the previous pipeline's header is corrupted (a group of " + previous + ")";
         }
         for (int r = 0; r < previous; r++) {
-            if (region.state(r) == RegionStages.ACTIVE && region.maker(r).isAlive()) {
+            if (region.state(r) == RegionStages.ACTIVE && region.maker(r).isAlive() && region.held(r)) {
                 return "the pipeline made before on this state still has a live handle: rank " + r + " ("
                     + region.maker(r) + ") has not quit (every handle of a pipeline must quit before the state is "
                     + "made on again)";

@@ -15,7 +15,7 @@ import java.nio.charset.StandardCharsets;
  * things are and checks what it reads.
  *
  * <pre>
- * Layout, version 1 (native byte order; offsets from the area's start, which is 128-byte aligned in the region)
+ * Layout, version 2 (native byte order; offsets from the area's start, which is 128-byte aligned in the region)
  *   0     magic          long "JPSTATE1": written by the first make's rank 0
  *   8     version        int 1
  *  12     stages         int     the pipeline made last: its stage count,
@@ -50,6 +50,8 @@ import java.nio.charset.StandardCharsets;
  *  64  committed long, 72 acquired long (the batch acquired + 1, 0: none), 80 released long: the handle's cursors,
  *      written after each operation, read only once the process died (RegionReaper)
  *  88  proposer pid long, 96 proposer start millis long: the process that wrote the proposal (with it)
+ * 104  attach long: the make that formatted the place (its tag) until the rank takes its handle (CAS to -tag);
+ *      0 once a later make gave the place up because it was never taken (see RegionRendezvous)
  * </pre>
  *
  * The sizes depend on the producer and consumer counts, which a make learns only from the proposals; the area a
@@ -58,7 +60,7 @@ import java.nio.charset.StandardCharsets;
 final class RegionStages {
 
     static final byte[] MAGIC = "JPSTATE1".getBytes(StandardCharsets.US_ASCII);
-    static final int VERSION = 1;
+    static final int VERSION = 2;
     /** The area's start must be aligned to this in the region: its own lines. */
     static final int ALIGNMENT = 128;
     static final int MESSAGE_BYTES = 1024;
@@ -106,6 +108,7 @@ final class RegionStages {
     private static final long RELEASED = 80;
     private static final long P_PID = 88;
     private static final long P_START = 96;
+    private static final long ATTACH = 104;
 
     /** The area: a slice of the region's data, from the state's offset to the data's end. */
     final MemorySegment area;
@@ -275,13 +278,15 @@ final class RegionStages {
     // Formatting (the make's rank 0, between its two syncs: nobody uses the area meanwhile)
 
     /**
-     * Writes the state of a new pipeline: the header, every rank's place (side and member, ACTIVE, cursors 0), the
+     * Writes the state of make {@code tag}'s pipeline: the header, every rank's place (side and member, maker,
+     * ACTIVE, not taken, cursors 0), the
      * barriers at phase 0 expecting their member, empty left-from rounds and records; owners = group size.
      *
      * @param sides   per rank: its side (UNDECIDED, PRODUCER, CONSUMER, BOTH)
      * @param members per rank: its member number on its side(s)
      */
-    void format(int stages, int groupSize, int kind, int producers, int consumers, int[] sides, int[] members) {
+    void format(long tag, int stages, int groupSize, int kind, int producers, int consumers, int[] sides,
+                int[] members) {
         MemorySegment.copy(MAGIC, 0, area, JAVA_BYTE, 0, MAGIC.length);
         area.set(JAVA_INT, VERSION_AT, VERSION);
         area.set(JAVA_INT, STAGES_AT, stages);
@@ -296,6 +301,7 @@ final class RegionStages {
             area.set(JAVA_INT, s + MEMBER, members[r]);
             area.set(JAVA_LONG, s + PID, area.get(JAVA_LONG, s + P_PID));
             area.set(JAVA_LONG, s + START, area.get(JAVA_LONG, s + P_START));
+            LONG.setVolatile(area, s + ATTACH, tag);
             area.set(JAVA_LONG, s + COMMITTED, 0L);
             area.set(JAVA_LONG, s + ACQUIRED, 0L);
             area.set(JAVA_LONG, s + RELEASED, 0L);
@@ -387,6 +393,26 @@ final class RegionStages {
 
     int member(int rank) {
         return area.get(JAVA_INT, slot(rank) + MEMBER);
+    }
+
+    /**
+     * Rank {@code rank} takes the place make {@code tag} formatted for it.
+     *
+     * @return false when a later make gave the place up first (the rank's make had failed on some rank)
+     */
+    boolean take(int rank, long tag) {
+        return LONG.compareAndSet(area, slot(rank) + ATTACH, tag, -tag);
+    }
+
+    /**
+     * Whether rank {@code rank}'s place in the pipeline made last is held by a handle: taken, or, while it is
+     * still waiting to be taken, not given up by this call. A place formatted by a make that then failed between
+     * its syncs (a rank died or left) is never taken; the next make gives it up (CAS to 0), so that a racing
+     * late taker fails instead of sharing it.
+     */
+    boolean held(int rank) {
+        long attach = (long) LONG.getVolatile(area, slot(rank) + ATTACH);
+        return attach < 0 || attach > 0 && !LONG.compareAndSet(area, slot(rank) + ATTACH, attach, 0L);
     }
 
     /** The process that made rank {@code rank}'s handle. */
