@@ -143,4 +143,41 @@ class RegionHostileTest {
             }
         });
     }
+
+    /**
+     * Finding 5: a consumer polling with timeouts shorter than the dead-process check's 100 ms never ran the check
+     * (its clock restarted with every wait), so it polled forever for a producer that had been killed.
+     */
+    @Test
+    void aConsumerPollingWithShortTimeoutsHearsOfAKilledProducer() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Process producer = pipelineChild(file, 2, 0, 2, 0, "hold");     // holds batch 0
+                Group group = region.join(2, 1);
+                Pipeline pipe = Pipeline.make(group,
+                    PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build(), PipelineRole.CONSUMER);
+                BufferedReader lines = out(producer);
+                assertEquals("joined", lines.readLine());
+                assertEquals("holding", lines.readLine());
+                producer.destroyForcibly();
+                assertTrue(producer.waitFor(10, TimeUnit.SECONDS));
+                long killed = System.nanoTime();
+                StageFailedException failed = assertThrows(StageFailedException.class, () -> {
+                    long giveUp = System.nanoTime() + 5_000_000_000L;
+                    while (!pipe.consumerWaitFor(Duration.ofMillis(5)) && System.nanoTime() < giveUp) {
+                        Thread.onSpinWait();
+                    }
+                });
+                long tookMillis = (System.nanoTime() - killed) / 1_000_000;
+                assertEquals(0, failed.batch());
+                assertTrue(failed.getCause().getMessage().contains("rank 0 (pid " + producer.pid()),
+                    failed.getCause().getMessage());
+                assertTrue(tookMillis < 2000, "the consumer heard of the death after " + tookMillis + " ms");
+                pipe.consumerRelease();
+                assertTrue(pipe.quit());
+            }
+        });
+    }
 }

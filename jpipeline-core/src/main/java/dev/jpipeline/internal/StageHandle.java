@@ -137,7 +137,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private PhaseBarrier waitingOn;
     /** The round of {@link #waitingOn} waited for: written with it. */
     private int waitingRound;
-    /** Owner-confined: when a run of timed waits that gave up began (0: none). */
+    /**
+     * Owner-confined: when a run of timed waits that gave up began (0: none); in a region, when its last look for
+     * dead processes was.
+     */
     private long pollingSince;
 
     /**
@@ -422,7 +425,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
         WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
             : awaitGroups(side, stage, round, deadline, interruptible);
-        if (status == WaitStatus.TIMED_OUT && ring.detector != null) {
+        if (status == WaitStatus.TIMED_OUT && (ring.detector != null || region != null)) {
             pollTimedOut();
         } else if (pollingSince != 0) {
             endPolling();
@@ -457,14 +460,21 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /**
      * A timed wait gave up. A peer that polls with short timeouts never stalls inside one wait, so the stall
      * clock runs across its polls: once it has polled for a quarter of the patience, each further poll looks
-     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported.
+     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported. In a region, where
+     * a wait looks for dead processes every {@link SharedWord#CHECK_NANOS} of its own, polls shorter than that
+     * look once every CHECK_NANOS of polling instead.
      */
     private void pollTimedOut() {
         long now = System.nanoTime();
         if (pollingSince == 0) {
             pollingSince = now;
-        } else if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
-            stalled(this);
+        } else if (ring.detector != null) {
+            if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
+                stalled(this);
+            }
+        } else if (now - pollingSince >= SharedWord.CHECK_NANOS) {
+            pollingSince = now;
+            ring.reap();
         }
     }
 

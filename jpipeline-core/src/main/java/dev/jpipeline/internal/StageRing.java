@@ -126,6 +126,11 @@ final class StageRing {
         return (long) OWNERS.getAndAdd(owners, 0L, -1L) == 1;
     }
 
+    /** Region rings: leaves for the ranks whose process died or whose thread ended (RegionReaper). */
+    void reap() {
+        reaper.reap();
+    }
+
     void departed(String note) {
         departures.add(note);
     }
