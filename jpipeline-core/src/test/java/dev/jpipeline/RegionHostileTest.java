@@ -1,17 +1,20 @@
 package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -178,6 +181,120 @@ class RegionHostileTest {
                 pipe.consumerRelease();
                 assertTrue(pipe.quit());
             }
+        });
+    }
+
+    private static PipelineSharedState state(SharedRegion region) {
+        return PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build();
+    }
+
+    /**
+     * Finding 6: with two mappings of one file in a process, a waiter on one mapping did not see the handles made
+     * over the other (RegionLocals were per SharedRegion object), so a producer thread that ended holding a stage
+     * left its consumer waiting forever.
+     */
+    @Test
+    void aWaiterOnOneMappingLeavesForAnEndedThreadOfAnother() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion first = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
+                     SharedRegion.Sharing.OWNER);
+                 SharedRegion second = SharedRegion.open(file)) {
+                Group producerRank = first.join(2, 0);
+                Group consumerRank = second.join(2, 1);
+                Thread producer = Thread.ofPlatform().name("producer on the first mapping").start(() -> {
+                    Pipeline pipe = Pipeline.make(producerRank, state(first), PipelineRole.PRODUCER);
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                    pipe.producerAcquire();         // ends holding batch 1, without quit
+                });
+                String outcome = Bounded.outcome("consumer", Duration.ofSeconds(10), () -> {
+                    Pipeline pipe = Pipeline.make(consumerRank, state(second), PipelineRole.CONSUMER);
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                    try {
+                        pipe.consumerWait();            // batch 1: held by a thread that ends
+                        return "no failure";
+                    } catch (StageFailedException e) {
+                        return "failed batch " + e.batch() + ": " + e.getCause().getMessage();
+                    } finally {
+                        pipe.quit();
+                    }
+                });
+                producer.join();
+                assertTrue(outcome.startsWith("failed batch 1: ")
+                    && outcome.contains("its thread 'producer on the first mapping' ended"), outcome);
+            }
+        });
+    }
+
+    /**
+     * Finding 7: closing a region without quitting the pipelines made over it left their peers waiting forever;
+     * close quits the closing thread's handles there.
+     */
+    @Test
+    void closingARegionQuitsTheClosingThreadsHandles() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion second = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Group consumerRank = second.join(2, 1);
+                Bounded.Run consumer = Bounded.start("consumer", () -> {
+                    Pipeline pipe = Pipeline.make(consumerRank, state(second), PipelineRole.CONSUMER);
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                    StringBuilder log = new StringBuilder();
+                    try {
+                        pipe.consumerWait();
+                    } catch (StageFailedException e) {
+                        log.append("failed batch ").append(e.batch()).append(": ").append(e.getCause().getMessage());
+                    }
+                    pipe.consumerRelease();
+                    try {
+                        pipe.consumerWait();
+                    } catch (IllegalStateException e) {
+                        log.append("; then ").append(e.getMessage());
+                    }
+                    pipe.quit();
+                    return log.toString();
+                });
+                SharedRegion first = SharedRegion.open(file);
+                Pipeline pipe = Pipeline.make(first.join(2, 0), state(first), PipelineRole.PRODUCER);
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                pipe.producerAcquire();
+                first.close();                      // without quit, holding batch 1
+                String outcome = consumer.result(Duration.ofSeconds(10));
+                assertTrue(outcome.startsWith("failed batch 1: ") && outcome.contains("closed")
+                    && outcome.contains("no producer is left") && outcome.contains("closed without quit()"), outcome);
+                assertFalse(pipe.isActive());
+            }
+        });
+    }
+
+    /** Finding 7, the other side: close refuses, naming them, while other live threads hold pipelines there. */
+    @Test
+    void closeRefusesWhileAnotherLiveThreadHoldsAPipelineThere() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(1, 2, 4096),
+                SharedRegion.Sharing.OWNER);
+            Group alone = region.join(1, 0);
+            CountDownLatch made = new CountDownLatch(1);
+            CountDownLatch quit = new CountDownLatch(1);
+            Bounded.Run holder = Bounded.start("holder", () -> {
+                Pipeline pipe = Pipeline.make(alone, state(region));
+                made.countDown();
+                quit.await();
+                return "last " + pipe.quit();
+            });
+            made.await();
+            IllegalStateException refused = assertThrows(IllegalStateException.class, region::close);
+            assertTrue(refused.getMessage().contains("thread 'holder'")
+                && refused.getMessage().contains("must quit first"), refused.getMessage());
+            quit.countDown();
+            assertEquals("last true", holder.result(Duration.ofSeconds(10)));
+            region.close();
+            assertThrows(IllegalStateException.class, () -> region.data().get(ValueLayout.JAVA_BYTE, 0));
         });
     }
 }

@@ -63,6 +63,8 @@ final class RegionReaper {
                 dead.add("rank " + rank + " (" + region.maker(rank) + ") died without quit");
             } else if (state == RegionStages.ENDED) {
                 dead.add("rank " + rank + " (" + region.maker(rank) + "): its thread ended without quit()");
+            } else if (state == RegionStages.CLOSED) {
+                dead.add("rank " + rank + " (" + region.maker(rank) + "): its region was closed without quit()");
             }
         }
         return dead.isEmpty() ? "" : "; " + String.join("; ", dead);

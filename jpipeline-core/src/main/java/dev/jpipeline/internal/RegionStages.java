@@ -44,7 +44,8 @@ import java.nio.charset.StandardCharsets;
  *      proposals never overwrite who holds the previous pipeline's places: a dead maker's place is free whoever
  *      proposes next.
  *  48  state int: 0 none, ACTIVE, QUIT (left through quit), REAPED (its process died; a survivor left for it),
- *      ENDED (its thread ended without quit; its process left for it)
+ *      ENDED (its thread ended without quit; its process left for it), CLOSED (its owner closed the region
+ *      without quit, and left as quit would)
  *  52  side int: 0 not yet taken (count partition), 1 producer, 2 consumer, 3 both (unified)
  *  56  member int: the rank's number on its side(s)
  *  64  committed long, 72 acquired long (the batch acquired + 1, 0: none), 80 released long: the handle's cursors,
@@ -71,6 +72,7 @@ final class RegionStages {
     static final int QUIT = 2;
     static final int REAPED = 3;
     static final int ENDED = 4;
+    static final int CLOSED = 5;
     /** Slot sides. */
     static final int UNDECIDED = 0;
     static final int PRODUCER = 1;

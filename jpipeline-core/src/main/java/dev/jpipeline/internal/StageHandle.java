@@ -658,14 +658,44 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     @Override
     public void abandon() {
+        leaveFor(RegionStages.ENDED, "(its thread '" + ownerName() + "' ended)");
+    }
+
+    /** Whether this handle's pipeline is in the region mapping whose memory is {@code scope}. */
+    boolean mappedIn(MemorySegment.Scope scope) {
+        return region != null && region.area.scope().equals(scope);
+    }
+
+    /**
+     * The region mapping this handle's pipeline is in is closing: if the caller owns it, or its owner has ended,
+     * it leaves as quit would (its slot says CLOSED, or ENDED), so that its peers go on or are told.
+     *
+     * @return false when its owner is another live thread: it is left alone
+     */
+    boolean regionClosed() {
+        if (ownerHasEnded()) {
+            abandon();
+        } else if (Thread.currentThread() == owner) {
+            leaveFor(RegionStages.CLOSED, "(its region was closed without quit())");
+        } else {
+            return !active;
+        }
+        return true;
+    }
+
+    /**
+     * Leaves on behalf of an owner that did not quit: an ended thread (any caller), or the owner closing the
+     * region. A region slot records why ({@code regionState}); in one process the ring's departures do.
+     */
+    private void leaveFor(int regionState, String how) {
         if (!ACTIVE.compareAndSet(this, true, false)
-            || region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.ENDED)) {
+            || region != null && !region.casState(rank, RegionStages.ACTIVE, regionState)) {
             return;
         }
         if (region == null) {
             ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");   // a region's slot says it
         }
-        leave("(its thread '" + ownerName() + "' ended)");
+        leave(how);
     }
 
     @Override
