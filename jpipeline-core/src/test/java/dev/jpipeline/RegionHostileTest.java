@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
+import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -296,5 +297,58 @@ class RegionHostileTest {
             region.close();
             assertThrows(IllegalStateException.class, () -> region.data().get(ValueLayout.JAVA_BYTE, 0));
         });
+    }
+
+    /**
+     * Finding 4: a memcpyAsync copy still in flight from a producer that quit landed in the next pipeline's stage.
+     * The make waits for it a bounded time, then refuses naming it; once it has landed, the make succeeds.
+     */
+    @Test
+    void aCopyInFlightFromAProducerThatQuitHoldsOffTheNextMake() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            GatedFileChannel channel = new GatedFileChannel(new byte[4096]);
+            CountDownLatch gate = channel.gate(0);
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Group producer = region.join(2, 0);
+                Group consumer = region.join(2, 1);
+                MemorySegment stage = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 4096);
+                Bounded.Run quitter = Bounded.start("quitting producer", () -> {
+                    Pipeline pipe = Pipeline.make(producer, state(region), PipelineRole.PRODUCER);
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(stage, channel, 0, 4096, pipe);    // held at the gate
+                    pipe.producerCommit();
+                    return "last " + pipe.quit();
+                });
+                Bounded.Run consumerQuits = Bounded.start("consumer", () -> {
+                    Pipeline pipe = Pipeline.make(consumer, state(region), PipelineRole.CONSUMER);
+                    return "last " + pipe.quit();
+                });
+                List<String> quits = List.of(quitter.result(Duration.ofSeconds(10)),
+                    consumerQuits.result(Duration.ofSeconds(10)));
+                assertTrue(quits.contains("last true") && quits.contains("last false"), quits.toString());
+                List<String> refused = makeBoth(region, producer, consumer);
+                for (String r : refused) {
+                    assertTrue(r.startsWith("IllegalArgumentException") && r.contains("still in flight")
+                        && r.contains("rank 0 (pid " + ProcessHandle.current().pid()) && r.contains("has 1"), r);
+                }
+                gate.countDown();
+                assertTrue(channel.served(0).await(10, TimeUnit.SECONDS));
+                assertEquals(List.of("made", "made"), makeBoth(region, producer, consumer));
+            }
+        });
+    }
+
+    /** Both ranks make a pipeline on threads and quit it: "made", or the exception's class and message. */
+    private static List<String> makeBoth(SharedRegion region, Group producer, Group consumer) {
+        List<Bounded.Run> runs = new ArrayList<>();
+        for (Group g : List.of(producer, consumer)) {
+            runs.add(Bounded.start("maker " + g.threadRank(), () -> {
+                Pipeline.make(g, state(region), PipelineRole.values()[g.threadRank()]).quit();
+                return "made";
+            }));
+        }
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        return runs.stream().map(r -> r.resultBy(deadline)).toList();
     }
 }

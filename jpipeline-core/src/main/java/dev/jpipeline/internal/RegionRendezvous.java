@@ -17,7 +17,8 @@ import java.util.TreeMap;
  *                     slot[rank] = its proposal, tagged
  *                     group.sync()   #1                 every proposal is written
  *   rank 0:           verdict over the slots tagged tag (MakeRendezvous.verdict, plus the stage counts, plus: no
- *                     live handle of the previous pipeline); ok: format the pipeline (places, barriers, owners)
+ *                     live handle of the previous pipeline, and none of its copies in flight after waiting up to
+ *                     1 s for them); ok: format the pipeline (places, barriers, owners)
  *                     publish the verdict, then makes = tag
  *                     group.sync()   #2                 the verdict and the pipeline are written
  *                     makes != tag: rank 0 failed before publishing; a refusal: throw it; else check the header
@@ -185,6 +186,11 @@ public final class RegionRendezvous implements PipelineMaker {
         String live = liveHandleOfPrevious();
         if (live != null) {
             problems.add(live);
+        } else {
+            String copies = copiesOfPrevious();
+            if (copies != null) {
+                problems.add(copies);
+            }
         }
         if (!problems.isEmpty()) {
             return region.what + ": " + String.join("; ", problems);
@@ -236,6 +242,39 @@ public final class RegionRendezvous implements PipelineMaker {
         }
         return null;
     }
+
+    /**
+     * Waits up to {@link #COPY_WAIT_NANOS} for the copies that handles of the previous pipeline handed off to land
+     * (a producer may quit before its copies land: they would land in the new pipeline's stages); a refusal naming
+     * the ranks still waiting for some then, or null. A dead maker's copies died with it.
+     */
+    private String copiesOfPrevious() {
+        if (!region.formatted()) {
+            return null;
+        }
+        long deadline = System.nanoTime() + COPY_WAIT_NANOS;
+        for (;;) {
+            List<String> inFlight = new ArrayList<>();
+            for (int r = 0; r < region.groupSize(); r++) {
+                long copies = region.copies(r);
+                if (copies != 0 && region.maker(r).isAlive()) {
+                    inFlight.add("rank " + r + " (" + region.maker(r) + ") has " + copies);
+                }
+            }
+            if (inFlight.isEmpty()) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return "memcpyAsync copies of the pipeline made before on this state are still in flight after "
+                    + COPY_WAIT_NANOS / 1_000_000 + " ms: " + String.join(", ", inFlight) + " (they would land in "
+                    + "the new pipeline's stages: make it again once they have landed)";
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    /** How long a make waits for the previous pipeline's copies to land before it refuses. */
+    private static final long COPY_WAIT_NANOS = 1_000_000_000L;
 
     private static int roleCode(PipelineRole role) {
         return role == null ? 0 : role == PipelineRole.PRODUCER ? 1 : 2;

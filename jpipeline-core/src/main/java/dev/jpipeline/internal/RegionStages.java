@@ -53,6 +53,9 @@ import java.nio.charset.StandardCharsets;
  *  88  proposer pid long, 96 proposer start millis long: the process that wrote the proposal (with it)
  * 104  attach long: the make that formatted the place (its tag) until the rank takes its handle (CAS to -tag);
  *      0 once a later make gave the place up because it was never taken (see RegionRendezvous)
+ * 112  copies long: memcpyAsync copies the rank's handle handed to copy workers that have not landed yet (counted
+ *      up at hand-off, down after the landing's arrival); they may outlive the handle's quit, and a make waits for
+ *      them, since they would land in the next pipeline's stages
  * </pre>
  *
  * The sizes depend on the producer and consumer counts, which a make learns only from the proposals; the area a
@@ -111,6 +114,7 @@ final class RegionStages {
     private static final long P_PID = 88;
     private static final long P_START = 96;
     private static final long ATTACH = 104;
+    private static final long COPIES = 112;
 
     /** The area: a slice of the region's data, from the state's offset to the data's end. */
     final MemorySegment area;
@@ -304,6 +308,7 @@ final class RegionStages {
             area.set(JAVA_LONG, s + PID, area.get(JAVA_LONG, s + P_PID));
             area.set(JAVA_LONG, s + START, area.get(JAVA_LONG, s + P_START));
             LONG.setVolatile(area, s + ATTACH, tag);
+            LONG.setVolatile(area, s + COPIES, 0L);     // 0, or its maker died with them: they never land
             area.set(JAVA_LONG, s + COMMITTED, 0L);
             area.set(JAVA_LONG, s + ACQUIRED, 0L);
             area.set(JAVA_LONG, s + RELEASED, 0L);
@@ -445,6 +450,16 @@ final class RegionStages {
     /** The batch acquired and not committed + 1, or 0. */
     long acquired(int rank) {
         return (long) LONG.getVolatile(area, slot(rank) + ACQUIRED);
+    }
+
+    /** Rank {@code rank}'s handle handed a copy off ({@code +1}), or one of them landed ({@code -1}). */
+    void copies(int rank, long delta) {
+        LONG.getAndAdd(area, slot(rank) + COPIES, delta);
+    }
+
+    /** Copies of rank {@code rank}'s handle in flight. */
+    long copies(int rank) {
+        return (long) LONG.getVolatile(area, slot(rank) + COPIES);
     }
 
     long released(int rank) {

@@ -99,6 +99,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final TraceLane trace;
     /** Traced pipelines only: per stage, the landing that records a copy before it arrives; created lazily. */
     private TracedLanding[] tracedLandings;
+    /** Region pipelines only: per stage, the landing that counts a copy in the rank's slot; created lazily. */
+    private CountedLanding[] countedLandings;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
@@ -302,8 +304,27 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
     }
 
-    /** Where a copy into the head stage lands: the stage's barrier, through a recorder when traced. */
+    /**
+     * Where a copy into the head stage lands: the stage's barrier, through a recorder when traced, counted in the
+     * rank's slot in a region.
+     */
     private CopyLanding landing(long start) {
+        CopyLanding stage = stageLanding(start);
+        if (region == null) {
+            return stage;
+        }
+        if (countedLandings == null) {
+            countedLandings = new CountedLanding[stages];
+        }
+        CountedLanding l = countedLandings[head];
+        if (l == null) {
+            l = countedLandings[head] = new CountedLanding(stage);     // stage: the same object for every batch
+        }
+        return l;
+    }
+
+    /** The stage's barrier, through a recorder when traced. */
+    private CopyLanding stageLanding(long start) {
         if (trace == null) {
             return myProduced[head];
         }
@@ -316,6 +337,34 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         l.batch(committed(), start);
         return l;
+    }
+
+    /**
+     * A region handle's copy into one stage, counted in its rank's slot from its hand-off until after its landing
+     * (RegionStages.copies): a make waits for the count, because a copy may outlive its producer's quit and would
+     * land in the next pipeline's stage.
+     */
+    private final class CountedLanding implements CopyLanding {
+        private final CopyLanding target;
+
+        CountedLanding(CopyLanding target) {
+            this.target = target;
+        }
+
+        @Override
+        public void copyHandedOff() {
+            region.copies(rank, 1);
+            target.copyHandedOff();
+        }
+
+        @Override
+        public void copyLanded(Throwable failure) {
+            try {
+                target.copyLanded(failure);
+            } finally {
+                region.copies(rank, -1);
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
