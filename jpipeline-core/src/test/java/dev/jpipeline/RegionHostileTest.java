@@ -6,6 +6,8 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.internal.RegionProbe;
+
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.foreign.MemorySegment;
@@ -350,5 +352,145 @@ class RegionHostileTest {
         }
         long deadline = System.nanoTime() + 10_000_000_000L;
         return runs.stream().map(r -> r.resultBy(deadline)).toList();
+    }
+
+    /** Runs a 1-producer, 1-consumer pipeline's two ranks in {@code region} on threads: each body's outcome. */
+    private static List<String> pair(SharedRegion region, int stages, PipeBody producer, PipeBody consumer) {
+        Group p = region.join(2, 0);
+        Group c = region.join(2, 1);
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, stages).in(region, 0).build();
+        Bounded.Run producing = Bounded.start("producer", () -> quitAfter(producer,
+            Pipeline.make(p, state, PipelineRole.PRODUCER)));
+        Bounded.Run consuming = Bounded.start("consumer", () -> quitAfter(consumer,
+            Pipeline.make(c, state, PipelineRole.CONSUMER)));
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        return List.of(producing.resultBy(deadline), consuming.resultBy(deadline));
+    }
+
+    /** Runs {@code body}, then quits the pipeline (whatever it throws) before the region closes. */
+    private static String quitAfter(PipeBody body, Pipeline pipe) throws Exception {
+        try {
+            return body.run(pipe);
+        } finally {
+            outcome(pipe::quit);
+        }
+    }
+
+    /** A rank's part in {@link #pair}: its outcome in words; the pipeline is quit after it. */
+    @FunctionalInterface
+    private interface PipeBody {
+        String run(Pipeline pipe) throws Exception;
+    }
+
+    /**
+     * Findings 8-11, a slot: a corrupted slot state was taken for a place nobody holds, so a consumer waited forever
+     * for a producer whose slot said nothing it knew. Every reader now fails naming the offset and the value.
+     */
+    @Test
+    void aCorruptedSlotStateFailsEveryLiveMemberNamingItsOffsetAndValue() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                CountDownLatch holding = new CountDownLatch(1);
+                CountDownLatch corrupted = new CountDownLatch(1);
+                long at = RegionProbe.slotStateAt(0);
+                String expected = "rank 0's slot state at offset " + at + " of the state's area is 77";
+                Bounded.Run corrupter = Bounded.start("corrupter", () -> {
+                    holding.await();
+                    region.data().set(ValueLayout.JAVA_INT, at, 77);
+                    corrupted.countDown();
+                    return "corrupted";
+                });
+                List<String> out = pair(region, 2, pipe -> {
+                    pipe.producerAcquire();
+                    holding.countDown();
+                    corrupted.await();
+                    return outcome(pipe::quit);
+                }, pipe -> outcome(pipe::consumerWait));
+                assertEquals("corrupted", corrupter.result(Duration.ofSeconds(5)));
+                for (String o : out) {
+                    assertTrue(o.startsWith("IllegalStateException") && o.contains(expected), o);
+                }
+            }
+        });
+    }
+
+    /** What {@code body} did: "returned", or the exception's class and message. */
+    private static String outcome(org.junit.jupiter.api.function.Executable body) {
+        try {
+            body.execute();
+            return "returned";
+        } catch (Throwable t) {
+            return Bounded.describe(t);
+        }
+    }
+
+    /**
+     * Findings 8-11, quit: a drop that failed on a corrupted word stopped quit, so the stages after it were never
+     * dropped and the producer waited forever for a consumer that had quit. Quit drops every stage, then throws.
+     */
+    @Test
+    void aFailedDropDoesNotStopQuit() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 3, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                MemorySegment area = region.data();
+                CountDownLatch quit = new CountDownLatch(1);
+                List<String> out = pair(region, 3, pipe -> {
+                    quit.await();
+                    StringBuilder log = new StringBuilder();
+                    for (int b = 0; b < 5; b++) {       // batch 3 passes stage 0's corrupted word; 4 waits stage 1
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                        log.append(b).append(' ');
+                    }
+                    return log.toString();
+                }, pipe -> {
+                    area.set(ValueLayout.JAVA_LONG, RegionProbe.consumedWordAt(area, 0, 0), RegionProbe.word(5, 1, 0));
+                    String quitting = outcome(pipe::quit);
+                    quit.countDown();
+                    return quitting;
+                });
+                assertTrue(out.get(0).startsWith("IllegalStateException") && out.get(0).contains("no consumer is left"),
+                    out.get(0));
+                assertTrue(out.get(1).startsWith("IllegalStateException") && out.get(1).contains("cannot drop"),
+                    out.get(1));
+            }
+        });
+    }
+
+    /**
+     * Findings 8-11, stage words: a solo commit stored over a corrupted word (silently, without assertions), and a
+     * copy tied to a word that looked mid-completion spun forever. Both now fail naming the word and its value.
+     */
+    @Test
+    void aCorruptedStageWordFailsItsWriterInsteadOfBeingOverwrittenOrSpunOn() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                MemorySegment area = region.data();
+                MemorySegment stage = area.asSlice(PipelineSharedState.regionBytes(2, 2), 4096);
+                GatedFileChannel channel = new GatedFileChannel(new byte[4096]);
+                List<String> out = pair(region, 2, pipe -> {
+                    pipe.producerAcquire();
+                    long word0 = RegionProbe.producedWordAt(area, 0, 0);
+                    area.set(ValueLayout.JAVA_LONG, word0, RegionProbe.word(7, 1, 0));
+                    String commit = outcome(pipe::producerCommit);
+                    pipe.producerAcquire();             // batch 0 again: the commit failed before moving on
+                    area.set(ValueLayout.JAVA_LONG, word0, RegionProbe.word(0, 2, 2));
+                    String copy = outcome(() -> MemcpyAsync.memcpyAsync(stage, channel, 0, 4096, pipe));
+                    outcome(pipe::quit);
+                    return commit + " | " + copy + " | " + word0;
+                }, pipe -> "made");
+                String[] producer = out.get(0).split(" \\| ");
+                assertEquals(3, producer.length, out.get(0));
+                assertTrue(producer[0].startsWith("IllegalStateException: a solo arrival at phase 0 found the stage "
+                    + "barrier's shared word corrupted: 0x") && producer[0].contains("(phase 7, expected 1, arrived 0)")
+                    && producer[0].contains("at offset " + producer[2]), producer[0]);
+                assertTrue(producer[1].startsWith("IllegalStateException: tying a copy found the stage barrier's "
+                    + "shared word corrupted") && producer[1].contains("(phase 0, expected 2, arrived 2)")
+                    && producer[1].contains("at offset " + producer[2]), producer[1]);
+            }
+        });
     }
 }

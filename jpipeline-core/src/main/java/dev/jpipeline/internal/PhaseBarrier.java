@@ -256,13 +256,17 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * then doubling), and the store reaches them by the end of the first: a missed signal costs that delay.
      */
     public void arriveAlone(int round) {
-        assert lvState() == pack(round, 1, 0) && completion == null
-            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
         if (shared != null) {
+            long s = shared.get();          // the owner's own line: another process may have corrupted it
+            if (s != pack(round, 1, 0)) {
+                throw corrupted(s, "a solo arrival at phase " + (round & PHASE_MASK));
+            }
             shared.set(pack(round + 1, 1, 0));
             shared.signal();
             return;
         }
+        assert lvState() == pack(round, 1, 0) && completion == null
+            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
         WORD.setRelease(words, index, pack(round + 1, 1, 0));
         if (WAITERS.getAcquire(this) != null) {
             Waiter.signalAll(WAITERS, this);
@@ -383,6 +387,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 throw new IllegalStateException("barrier cannot expect more than " + MAX_PARTIES + " arrivals");
             }
             if (expected > 0 && arrived == expected) {
+                if (shared != null) {
+                    throw corrupted(s, "tying a copy");     // no completion action runs on a shared word
+                }
                 if (completer == Thread.currentThread()) {
                     throw new IllegalStateException("a barrier's completion action cannot tie a copy to the barrier "
                         + "it is completing (phase " + phaseOf(s) + "): that phase has all its arrivals");
@@ -553,6 +560,17 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             }
             signalAll();
         }
+    }
+
+    /**
+     * A shared word (in a region other processes write) that holds what the protocol never writes: the exception
+     * names the word's value and what it found, so that a corrupted region fails cleanly instead of being
+     * overwritten or spun on.
+     */
+    private IllegalStateException corrupted(long s, String op) {
+        return new IllegalStateException(op + " found the stage barrier's shared word corrupted: 0x"
+            + Long.toHexString(s) + " (phase " + phaseOf(s) + ", expected " + expectedOf(s) + ", arrived "
+            + arrivedOf(s) + ")" + shared.where());
     }
 
     private IllegalStateException overArrival(long s, int count) {

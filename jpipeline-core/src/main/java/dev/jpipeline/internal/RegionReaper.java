@@ -84,16 +84,18 @@ final class RegionReaper {
         if (side == RegionStages.UNDECIDED) {
             ring.drop(ring.sides.quitUndecided());
         }
-        if (produces) {
-            leaveProducer(rank, member, who);
-        }
+        RuntimeException failure = produces ? leaveProducer(rank, member, who) : null;
         if (consumes) {
-            leaveConsumer(rank, member);
+            failure = leaveConsumer(rank, member, failure);
         }
         ring.releaseOwner();
+        if (failure != null) {
+            throw failure;      // a corrupted word: the rank left everywhere else all the same
+        }
     }
 
-    private void leaveProducer(int rank, int member, String who) {
+    /** @return the first drop that failed (the others suppressed in it), or null */
+    private RuntimeException leaveProducer(int rank, int member, String who) {
         PhaseBarrier[] words = ring.produced.of(member);
         int stages = words.length;
         long committed = region.committed(rank);
@@ -118,14 +120,11 @@ final class RegionReaper {
                     + " (batch " + batch + ") never landed: its process died");
             }
         }
-        int head = (int) (committed % stages);
-        long headRound = committed / stages;
-        for (int s = 0; s < stages; s++) {
-            ring.produced.drop(member, s, s < head ? headRound + 1 : headRound);
-        }
+        return ring.produced.dropAll(member, (int) (committed % stages), committed / stages, null);
     }
 
-    private void leaveConsumer(int rank, int member) {
+    /** @return {@code failure}, or else the first drop that failed (the others suppressed in it), or null */
+    private RuntimeException leaveConsumer(int rank, int member, RuntimeException failure) {
         PhaseBarrier[] words = ring.consumed.of(member);
         int stages = words.length;
         long released = region.released(rank);
@@ -136,11 +135,7 @@ final class RegionReaper {
         if (arrived(words[(int) (released % stages)], released / stages)) {
             released++;                 // it died between its release and the cursor's update
         }
-        int tail = (int) (released % stages);
-        long tailRound = released / stages;
-        for (int s = 0; s < stages; s++) {
-            ring.consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
-        }
+        return ring.consumed.dropAll(member, (int) (released % stages), released / stages, failure);
     }
 
     /** Whether a lone member has arrived at phase {@code round} of its {@code word}: past it, or counted in it. */

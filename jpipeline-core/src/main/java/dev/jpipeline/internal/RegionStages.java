@@ -381,8 +381,26 @@ final class RegionStages {
     // ---------------------------------------------------------------------------------------------------------
     // Rank slots
 
+    /**
+     * Rank {@code rank}'s slot state.
+     *
+     * @throws IllegalStateException naming the offset and the value, when it is none of the states (a corrupted
+     *                               region): every reader, a quitter or a survivor's look for the dead, fails
+     *                               cleanly instead of taking it for a place that nobody holds
+     */
     int state(int rank) {
-        return (int) INT.getVolatile(area, slot(rank) + STATE);
+        int state = (int) INT.getVolatile(area, stateAt(rank));
+        if (state < NONE || state > CLOSED) {
+            throw new IllegalStateException(what + ": rank " + rank + "'s slot state at offset " + stateAt(rank)
+                + " of the state's area is " + state + ", which is none of its states " + NONE + ".." + CLOSED
+                + " (a corrupted region?)");
+        }
+        return state;
+    }
+
+    /** Where rank {@code rank}'s slot state is, from the area's start. */
+    static long stateAt(int rank) {
+        return slot(rank) + STATE;
     }
 
     boolean casState(int rank, int expect, int update) {

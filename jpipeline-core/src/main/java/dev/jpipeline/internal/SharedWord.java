@@ -106,6 +106,11 @@ final class SharedWord {
         STATE.setRelease(segment, at, value);
     }
 
+    /** Where the word is, for messages: " at offset N of the region's state area". */
+    String where() {
+        return " at offset " + at + " of the region's state area";
+    }
+
     /** After a change a waiter may be waiting for: bumps the signal count and wakes the sleepers. */
     void signal() {
         ProcessWaiting.bumpAndWake(segment, at + 8);

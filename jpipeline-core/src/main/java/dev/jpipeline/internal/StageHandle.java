@@ -542,7 +542,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             return false;
         }
         if (region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
-            return false;       // a survivor left for it already (its process was taken for dead)
+            region.state(rank);     // throws when the slot is corrupted: its place is then nobody's to settle
+            return false;           // a survivor left for it already (its process was taken for dead)
         }
         return leave("quit");
     }
@@ -550,20 +551,26 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /**
      * Drops this handle's future arrivals (and, if it never took a side, settles its side). Ownership is given up
      * first: a peer that a drop wakes (and that then quits) must find this handle gone, so that it is the last
-     * owner to quit.
+     * owner to quit. A step that fails (a corrupted word in a region) does not stop the others: the handle leaves
+     * everywhere it can, then the first failure is thrown, the others suppressed in it.
      */
     private boolean leave(String how) {
         if (ring.local != null) {
             ring.local.handles.remove(this);
         }
+        RuntimeException failure = null;
         if (acquired) {
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
             // is committed as failed, so the batch completes (as failed) even when no other producer is left;
             // the drops below then start from the next batch, as after any commit.
-            myProduced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " " + how
-                + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
             acquired = false;
-            myProduced[head].arrive(1);
+            try {
+                myProduced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " "
+                    + how + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
+                myProduced[head].arrive(1);
+            } catch (RuntimeException e) {
+                failure = e;            // a corrupted word: leave everywhere else all the same
+            }
             if (++head == stages) {
                 head = 0;
                 headRound++;
@@ -573,14 +580,16 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         Side leaving = side;
         if (leaving == null) {
             ring.drop(ring.sides.quitUndecided());
-        }
-        for (int s = 0; s < stages && leaving != null; s++) {
+        } else {
             if (leaving.produces()) {
-                produced.drop(member, s, s < head ? headRound + 1 : headRound);
+                failure = produced.dropAll(member, head, headRound, failure);
             }
             if (leaving.consumes()) {
-                consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
+                failure = consumed.dropAll(member, tail, tailRound, failure);
             }
+        }
+        if (failure != null) {
+            throw failure;
         }
         return last;
     }

@@ -157,6 +157,30 @@ final class StageSide {
         groups[g][stage].dropFromRound((int) round);
     }
 
+    /**
+     * Drops member {@code member} from every stage from the round of its next arrival there, as quit does: its
+     * next arrival is for stage {@code next} of round {@code nextRound}, so stages before {@code next} are dropped
+     * from the round after. Every stage is dropped even when one fails (a corrupted word in a region), so that the
+     * member's peers are released wherever they can be.
+     *
+     * @param failure a failure of the caller's so far, or null
+     * @return {@code failure}, or else the first drop's failure, with the later ones suppressed in it; or null
+     */
+    RuntimeException dropAll(int member, int next, long nextRound, RuntimeException failure) {
+        for (int s = 0; s < stages(); s++) {
+            try {
+                drop(member, s, s < next ? nextRound + 1 : nextRound);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        return failure;
+    }
+
     /** Member {@code member} never arrives anywhere (an undecided quitter of a count partition). */
     void dropFromStart(int member) {
         for (int s = 0; s < stages(); s++) {
