@@ -467,6 +467,24 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         }
     }
 
+    /**
+     * Forgets a failure recorded for an earlier phase of {@code round}'s parity, if any (a failure recorded for
+     * {@code round} itself stays). Failures are kept per phase, counted modulo 2^23, so a record nobody replaces
+     * would be read again as the failure of the phase 2^23 later: the pipeline calls this between those two (see
+     * StageHandle.acquire), when no reader can still want the old record.
+     */
+    void clearStaleFailure(int round) {
+        if (shared != null) {
+            shared.clearStaleFailure(round);
+            return;
+        }
+        VarHandle slot = (round & 1) == 0 ? FAILURE_EVEN : FAILURE_ODD;
+        PhaseFailure f = (PhaseFailure) slot.getVolatile(this);
+        if (f != null && f.phase() != (round & PHASE_MASK)) {
+            slot.compareAndSet(this, f, null);      // a failure of round recorded meanwhile stays
+        }
+    }
+
     /** The failure recorded for phase {@code round} (a copy tied to it failed), or null. */
     public Throwable failureOf(int round) {
         if (shared != null) {
@@ -657,12 +675,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle WAITERS;
     private static final VarHandle PENDING_COPIES;
+    private static final VarHandle FAILURE_EVEN;
+    private static final VarHandle FAILURE_ODD;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             WAITERS = lookup.findVarHandle(PhaseBarrierWaiters.class, "waiters", Waiter.class);
             PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
+            FAILURE_EVEN = lookup.findVarHandle(PhaseBarrier.class, "failureEven", PhaseFailure.class);
+            FAILURE_ODD = lookup.findVarHandle(PhaseBarrier.class, "failureOdd", PhaseFailure.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -145,6 +145,23 @@ final class SharedWord {
         STAMP.setRelease(segment, record, phase);
     }
 
+    /**
+     * Empties the record of {@code round}'s parity if it holds an earlier phase's complete failure
+     * (PhaseBarrier.clearStaleFailure): a CAS of its stamp, so that a record being written, or written for
+     * {@code round}, stays.
+     */
+    void clearStaleFailure(int round) {
+        if (recordsAt < 0) {
+            return;
+        }
+        int phase = round & PhaseBarrier.PHASE_MASK;
+        long record = recordsAt + (phase & 1) * RECORD_BYTES;
+        int stamp = (int) STAMP.getVolatile(segment, record);
+        if (stamp != NO_RECORD && stamp != phase && (stamp & WRITING) == 0) {
+            STAMP.compareAndSet(segment, record, stamp, NO_RECORD);
+        }
+    }
+
     /** The failure recorded for phase {@code round}, or null: a {@link RecordedFailure} carrying its message. */
     Throwable failureOf(int round) {
         if (recordsAt < 0) {

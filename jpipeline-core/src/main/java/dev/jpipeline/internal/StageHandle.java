@@ -226,6 +226,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             // may write the stage (the last releaser may not have got there yet; whoever comes first poisons)
             interleaver.stageFreed(ring, head, headRound - 1);
         }
+        if ((headRound & STALE_FAILURES) < 2) {
+            // Forget failures recorded 2 or more rounds ago, which every consumer has read (the stage was released
+            // since) and which would be read again 2^23 rounds later: once in every 4096 rounds of each parity.
+            myProduced[head].clearStaleFailure((int) headRound);
+        }
         acquired = true;
         if (region != null) {
             region.acquired(rank, committed());
@@ -404,7 +409,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private void throwIfFailed() {
-        Throwable failure = produced.failureOf(tail, (int) tailRound);
+        Throwable failure = produced.failureOf(tail, tailRound);
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
@@ -797,6 +802,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         return "Pipeline[" + scope() + ", " + who() + ", head " + head + ", tail " + tail + (active ? "" : ", quit")
             + "]";
     }
+
+    /** Acquires of rounds r with {@code (r & STALE_FAILURES) < 2} forget their stage's stale failure records. */
+    private static final long STALE_FAILURES = 4095;
 
     private static final VarHandle ACTIVE;
 

@@ -131,10 +131,14 @@ final class StageSide {
         return true;
     }
 
-    /** The failure recorded in any group for phase {@code round} of stage {@code stage}, or null. */
-    Throwable failureOf(int stage, int round) {
-        for (PhaseBarrier[] group : groups) {
-            Throwable failure = group[stage].failureOf(round);
+    /**
+     * The failure recorded in any group for round {@code round} of stage {@code stage}, or null. A group deserted
+     * at the round is not asked: it delivered nothing there, and its records, which nobody replaces any more, may
+     * hold a failure of the phase 2^23 rounds before (phases are counted modulo 2^23).
+     */
+    Throwable failureOf(int stage, long round) {
+        for (int g = 0; g < groups.length; g++) {
+            Throwable failure = deserted(g, stage, round) ? null : groups[g][stage].failureOf((int) round);
             if (failure != null) {
                 return failure;
             }
