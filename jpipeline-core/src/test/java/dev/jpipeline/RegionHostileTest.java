@@ -516,7 +516,8 @@ class RegionHostileTest {
                     MemorySegment stage = arena.allocate(4096);
                     ThreadTeam.ofPlatform(1).run(Duration.ofSeconds(45), group -> {
                         try {
-                            out.append(wrapAround(Pipeline.make(group, PipelineSharedState.create(ThreadScope.BLOCK, 1)),
+                            out.append(wrapAround(Pipeline.make(group,
+                                PipelineSharedState.create(ThreadScope.BLOCK, 1)),
                                 stage));
                         } catch (Exception e) {
                             throw new IllegalStateException(e);
@@ -624,5 +625,39 @@ class RegionHostileTest {
         pipe.consumerRelease();
         pipe.quit();
         return first + "; batch " + wrap + " " + (again.equals("returned") ? "ok" : again);
+    }
+
+    /**
+     * Findings 8-11, waiters: a stage word overwritten with counts the protocol never writes left its waiter
+     * waiting forever for a phase that could never complete; the waiter's periodic check now fails naming it.
+     */
+    @Test
+    void aWaiterOnACorruptedStageWordFailsNamingIt() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                MemorySegment area = region.data();
+                CountDownLatch holding = new CountDownLatch(1);
+                CountDownLatch done = new CountDownLatch(1);
+                List<String> out = pair(region, 2, pipe -> {
+                    pipe.producerAcquire();
+                    long word = RegionProbe.producedWordAt(area, 0, 0);
+                    area.set(ValueLayout.JAVA_LONG, word, RegionProbe.word(0, 5000, 3));
+                    holding.countDown();
+                    done.await();
+                    return "held";
+                }, pipe -> {
+                    holding.await();
+                    String waited = outcome(pipe::consumerWait);
+                    done.countDown();
+                    return waited;
+                });
+                assertEquals("held", out.get(0), out.toString());
+                long at = RegionProbe.producedWordAt(area, 0, 0);
+                assertTrue(out.get(1).startsWith("IllegalStateException") && out.get(1).contains("stage word of "
+                    + "producer 0 at stage 0 at offset " + at + " of the state's area is corrupted: 0x")
+                    && out.get(1).contains("(expected 5000, arrived 3; at most "), out.get(1));
+            }
+        });
     }
 }

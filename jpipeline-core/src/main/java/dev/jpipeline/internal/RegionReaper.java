@@ -38,7 +38,10 @@ final class RegionReaper {
         this.region = ring.region;
     }
 
-    /** Leaves for this process's handles whose thread ended, and for every rank whose process died. */
+    /**
+     * Leaves for this process's handles whose thread ended, and for every rank whose process died; then checks the
+     * stage words (checkWords).
+     */
     void reap() {
         ring.local.abandonEnded();
         for (int rank = 0; rank < ring.groupSize; rank++) {
@@ -47,6 +50,43 @@ final class RegionReaper {
                 if (!maker.isAlive() && region.casState(rank, RegionStages.ACTIVE, RegionStages.REAPED)) {
                     leaveFor(rank, "rank " + rank + " (" + maker + ")");
                 }
+            }
+        }
+        checkWords();
+    }
+
+    /**
+     * Throws, naming the word's offset and value, when a stage word holds counts the protocol never writes (a
+     * corrupted region), so that a waiter fails within a check's time instead of waiting forever for a phase that
+     * can never complete. Every member is alone in its group: a consumed word expects at most its member, a
+     * produced word its member and the copies tied to it, which the ranks' slots count (plus one tie per rank not
+     * yet counted: a tie precedes its count); arrivals never exceed what a word expects.
+     */
+    private void checkWords() {
+        long ties = ring.groupSize;
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            ties += Math.max(0, region.copies(rank));
+        }
+        for (int m = 0; m < ring.producerCount; m++) {
+            checkWords(true, m, 1 + ties);
+        }
+        for (int m = 0; m < ring.consumerCount; m++) {
+            checkWords(false, m, 1);
+        }
+    }
+
+    private void checkWords(boolean produced, int member, long most) {
+        PhaseBarrier[] words = (produced ? ring.produced : ring.consumed).of(member);
+        for (int s = 0; s < words.length; s++) {
+            long word = words[s].snapshot();
+            int expected = PhaseBarrier.expectedOf(word);
+            if (expected > most || PhaseBarrier.arrivedOf(word) > expected) {
+                throw new IllegalStateException(region.what + ": the stage word of " + (produced ? "producer "
+                    : "consumer ") + member + " at stage " + s + " at offset " + (produced
+                    ? region.producedCell(member, s) : region.consumedCell(member, s)) + " of the state's area is "
+                    + "corrupted: 0x"
+                    + Long.toHexString(word) + " (expected " + expected + ", arrived " + PhaseBarrier.arrivedOf(word)
+                    + "; at most " + most + " expected)");
             }
         }
     }
