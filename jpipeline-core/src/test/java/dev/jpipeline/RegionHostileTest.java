@@ -20,6 +20,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -657,6 +658,77 @@ class RegionHostileTest {
                 assertTrue(out.get(1).startsWith("IllegalStateException") && out.get(1).contains("stage word of "
                     + "producer 0 at stage 0 at offset " + at + " of the state's area is corrupted: 0x")
                     && out.get(1).contains("(expected 5000, arrived 3; at most "), out.get(1));
+            }
+        });
+    }
+
+    /**
+     * Known, left: a producer that dies in a pipeline of two producers fails the batch it held, but later batches
+     * complete with the other producer's share only, and the consumers take them for whole.
+     */
+    @Test
+    @Disabled("known limit (docs/system-scope.md): a dead producer is dropped like one that quit, so later batches "
+        + "complete without its share instead of failing")
+    void aProducerDyingAmongTwoFailsTheBatchesThatLackItsShare() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(4, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Process dying = pipelineChild(file, 4, 1, 2, 2, "hold");        // holds batch 2, half written
+                CompletableFuture<String> producer = thread(region, region.join(4, 0), 2, 10);
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build();
+                List<Bounded.Run> consumers = new ArrayList<>();
+                for (int r = 2; r < 4; r++) {
+                    Group g = region.join(4, r);
+                    consumers.add(Bounded.start("consumer " + r, () -> {
+                        Pipeline pipe = Pipeline.make(g, state, PipelineRole.CONSUMER);
+                        StringBuilder log = new StringBuilder();
+                        for (int b = 0; b < 10; b++) {
+                            String waited = outcome(pipe::consumerWait);
+                            log.append(waited.equals("returned") ? "ok " : "failed ");
+                            if (waited.startsWith("IllegalStateException")) {
+                                break;
+                            }
+                            pipe.consumerRelease();
+                        }
+                        pipe.quit();
+                        return log.toString().trim();
+                    }));
+                }
+                BufferedReader lines = out(dying);
+                assertEquals("joined", lines.readLine());
+                assertEquals("holding", lines.readLine());
+                dying.destroyForcibly();
+                producer.handle((r, e) -> r).get(20, TimeUnit.SECONDS);
+                long deadline = System.nanoTime() + 20_000_000_000L;
+                for (Bounded.Run c : consumers) {
+                    String log = c.resultBy(deadline);
+                    assertTrue(log.startsWith("ok ok failed") && !log.substring("ok ok failed".length()).contains("ok"),
+                        log);
+                }
+            }
+        });
+    }
+
+    /** Known, left: a state whose area overlaps another state's at another offset is made over it unnoticed. */
+    @Test
+    @Disabled("known limit (docs/system-scope.md): states at different offsets of one region are not checked for "
+        + "overlap")
+    void aStateOverlappingAnotherIsRefused() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+                Group alone = region.join(1, 0);
+                Bounded.Run run = Bounded.start("maker", () -> {
+                    Pipeline first = Pipeline.make(alone, PipelineSharedState.builder(ThreadScope.SYSTEM, 2)
+                        .in(region, 0).build());
+                    PipelineSharedState overlapping = PipelineSharedState.builder(ThreadScope.SYSTEM, 2)
+                        .in(region, 128).build();
+                    String second = outcome(() -> Pipeline.make(alone, overlapping).quit());
+                    first.quit();
+                    return second;
+                });
+                String second = run.result(Duration.ofSeconds(10));
+                assertTrue(second.startsWith("IllegalArgumentException") && second.contains("overlaps"), second);
             }
         });
     }
