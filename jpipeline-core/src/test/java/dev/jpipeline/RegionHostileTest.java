@@ -732,4 +732,65 @@ class RegionHostileTest {
             }
         });
     }
+
+    /**
+     * Findings 8-11, fuzzed: 8 random bytes over a random word of the state's area (header, slots, stage words,
+     * records) while a producer and a consumer run. Whatever the bytes, both end within a bound: they finish, or
+     * throw; none waits forever or spins.
+     */
+    @Test
+    void randomBytesOverTheStateNeverHangALiveMember() {
+        assertTimeoutPreemptively(Duration.ofSeconds(110), () -> {
+            List<String> hung = new ArrayList<>();
+            for (int seed = 0; seed < 96; seed++) {
+                try (SharedRegion region = SharedRegion.create(dir.resolve("r" + seed),
+                    RegionPipelineChild.dataBytes(2, 2, 64), SharedRegion.Sharing.OWNER)) {
+                    MemorySegment area = region.data();
+                    int target = seed % 48;     // a long of rank 0's or 1's slot, or of a stage word's cell
+                    long bytes = new java.util.SplittableRandom(seed).nextLong();
+                    java.util.concurrent.atomic.AtomicLong where = new java.util.concurrent.atomic.AtomicLong();
+                    int when = seed % 50;
+                    CountDownLatch reached = new CountDownLatch(1);
+                    CountDownLatch written = new CountDownLatch(1);
+                    Bounded.Run corrupter = Bounded.start("corrupter", () -> {
+                        reached.await();
+                        long at = target < 32 ? RegionProbe.slotStateAt(target / 16) - 48 + target % 16 * 8
+                            : (target < 40 ? RegionProbe.producedWordAt(area, 0, target / 4 % 2)
+                            : RegionProbe.consumedWordAt(area, 0, target / 4 % 2)) + target % 2 * 8;
+                        where.set(at);
+                        area.set(ValueLayout.JAVA_LONG, at, bytes);
+                        written.countDown();
+                        return "corrupted";
+                    });
+                    List<String> out = pair(region, 2, pipe -> {
+                        for (int b = 0; b < 100; b++) {
+                            if (b == when) {            // the bytes land between two of its operations
+                                reached.countDown();
+                                written.await();
+                            }
+                            pipe.producerAcquire();
+                            pipe.producerCommit();
+                        }
+                        return "produced";
+                    }, pipe -> {
+                        for (int b = 0; b < 100; b++) {
+                            pipe.consumerWait();
+                            pipe.consumerRelease();
+                        }
+                        return "consumed";
+                    });
+                    corrupter.result(Duration.ofSeconds(5));
+                    for (String o : out) {
+                        if (o.startsWith("still waiting")) {
+                            hung.add("seed " + seed + " (0x" + Long.toHexString(bytes) + " at " + where + "): " + out);
+                        }
+                    }
+                    if (!hung.isEmpty()) {
+                        break;          // the hung threads keep the region mapped: stop here
+                    }
+                }
+            }
+            assertEquals(List.of(), hung);
+        });
+    }
 }
