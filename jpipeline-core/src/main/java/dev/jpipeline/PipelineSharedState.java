@@ -59,7 +59,7 @@ public final class PipelineSharedState {
         this.region = b.region;
         this.regionOffset = b.regionOffset;
         this.rendezvous = region == null ? new MakeRendezvous(settings)
-            : RegionRendezvous.in(region.data().asSlice(regionOffset), "the pipeline shared state at offset "
+            : RegionRendezvous.in(region.data(), regionOffset, "the pipeline shared state at offset "
                 + regionOffset + " of region " + region.file(), region.locals(regionOffset), settings);
     }
 

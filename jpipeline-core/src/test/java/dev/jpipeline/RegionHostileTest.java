@@ -710,10 +710,11 @@ class RegionHostileTest {
         });
     }
 
-    /** Known, left: a state whose area overlaps another state's at another offset is made over it unnoticed. */
+    /**
+     * Known limit, fixed: a state whose area overlapped a live state's at another offset was made over it unnoticed
+     * (its format broke the other pipeline's words). The make is refused naming the other state.
+     */
     @Test
-    @Disabled("known limit (docs/system-scope.md): states at different offsets of one region are not checked for "
-        + "overlap")
     void aStateOverlappingAnotherIsRefused() {
         assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
             try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
@@ -728,15 +729,17 @@ class RegionHostileTest {
                     return second;
                 });
                 String second = run.result(Duration.ofSeconds(10));
-                assertTrue(second.startsWith("IllegalArgumentException") && second.contains("overlaps"), second);
+                assertTrue(second.startsWith("IllegalArgumentException") && second.contains("overlaps the pipeline "
+                    + "shared state at offset 0") && second.contains("rank 0 (pid " + ProcessHandle.current().pid()),
+                    second);
             }
         });
     }
 
     /**
-     * Findings 8-11, fuzzed: 8 random bytes over a random word of the state's area (header, slots, stage words,
-     * records) while a producer and a consumer run. Whatever the bytes, both end within a bound: they finish, or
-     * throw; none waits forever or spins.
+     * Findings 8-11, fuzzed: 8 random bytes over a long of a rank's slot or of a stage word's cell while a producer
+     * and a consumer run. Whatever the bytes, both end within a bound: they finish, or throw; none waits forever or
+     * spins.
      */
     @Test
     void randomBytesOverTheStateNeverHangALiveMember() {

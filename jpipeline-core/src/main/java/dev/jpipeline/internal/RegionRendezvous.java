@@ -12,7 +12,8 @@ import java.util.TreeMap;
  * so their proposals meet in the region (RegionStages' rank slots) and the make's rank 0 decides for all.
  *
  * <pre>
- * make (each rank):   leave for this process's handles on the state whose threads ended (RegionLocals)
+ * make (each rank):   no live state may overlap the area (else the rank fails early: its proposal would break it)
+ *                     leave for this process's handles on the state whose threads ended (RegionLocals)
  *                     tag = makes + 1                   (every rank reads the same count: see below)
  *                     slot[rank] = its proposal, tagged
  *                     group.sync()   #1                 every proposal is written
@@ -37,25 +38,32 @@ import java.util.TreeMap;
 public final class RegionRendezvous implements PipelineMaker {
 
     private final RegionStages region;
+    /** The region's data and the state's offset in it: other states' areas must not overlap this one. */
+    private final java.lang.foreign.MemorySegment data;
+    private final long offset;
     private final RegionLocals locals;
     private final PipelineSettings settings;
     /** The ring of this process for the latest make it attached to, and that make's tag. Guarded by this. */
     private StageRing ring;
     private long ringTag;
 
-    private RegionRendezvous(RegionStages region, RegionLocals locals, PipelineSettings settings) {
-        this.region = region;
+    private RegionRendezvous(java.lang.foreign.MemorySegment data, long offset, String what, RegionLocals locals,
+                             PipelineSettings settings) {
+        this.region = new RegionStages(data.asSlice(offset), what);
+        this.data = data;
+        this.offset = offset;
         this.locals = locals;
         this.settings = settings;
     }
 
     /**
-     * A rendezvous over the state area {@code area} of a region, named {@code what} in messages; {@code locals} is
-     * this process's handles on the area (one per mapped region and offset, shared by every state built there).
+     * A rendezvous over the state area at {@code offset} of a region's {@code data}, named {@code what} in
+     * messages; {@code locals} is this process's handles on the area (one per region file and offset, shared by
+     * every state built there).
      */
-    public static RegionRendezvous in(java.lang.foreign.MemorySegment area, String what, RegionLocals locals,
-                                      PipelineSettings settings) {
-        return new RegionRendezvous(new RegionStages(area, what), locals, settings);
+    public static RegionRendezvous in(java.lang.foreign.MemorySegment data, long offset, String what,
+                                      RegionLocals locals, PipelineSettings settings) {
+        return new RegionRendezvous(data, offset, what, locals, settings);
     }
 
     /** Bytes a state needs for pipelines of {@code stages} stages made by a group of {@code groupSize}. */
@@ -87,6 +95,12 @@ public final class RegionRendezvous implements PipelineMaker {
             early = new IllegalArgumentException(region.what + " has " + region.area.byteSize() + " bytes from its "
                 + "offset to the region's end; a pipeline of " + stages + " stages for a group of " + n + " needs "
                 + RegionStages.bytesFor(stages, n) + " (PipelineSharedState.regionBytes)");
+        }
+        if (early == null) {
+            String overlap = overlappingLiveState(RegionStages.bytesFor(stages, n));   // before writing anything
+            if (overlap != null) {
+                early = new IllegalArgumentException(region.what + ": " + overlap);
+            }
         }
         locals.abandonEnded();                                      // ended threads hold no place
         long tag = region.makes() + 1;
@@ -226,22 +240,42 @@ public final class RegionRendezvous implements PipelineMaker {
 
     /** A refusal naming a live handle of the pipeline made before on this state, or null when there is none. */
     private String liveHandleOfPrevious() {
-        if (!region.formatted()) {
-            return null;                // a fresh area: no previous pipeline
-        }
         int previous = region.groupSize();
-        if (previous < 0 || previous > region.slotCapacity()) {
+        if (region.formatted() && (previous < 0 || previous > region.slotCapacity())) {
             return "the previous pipeline's header is corrupted (a group of " + previous + ")";
         }
-        for (int r = 0; r < previous; r++) {
-            if (region.state(r) == RegionStages.ACTIVE && region.maker(r).isAlive() && region.held(r)) {
-                return "the pipeline made before on this state still has a live handle: rank " + r + " ("
-                    + region.maker(r) + ") has not quit (every handle of a pipeline must quit before the state is "
-                    + "made on again)";
+        String live = region.liveHandle();
+        return live == null ? null : "the pipeline made before on this state still has a live handle: " + live
+            + " has not quit (every handle of a pipeline must quit before the state is made on again)";
+    }
+
+    /**
+     * A refusal naming a state at another offset of the region whose pipeline has a live handle and whose area
+     * overlaps the area this make would take, or null. Such a state's header starts at a multiple of 128 from
+     * {@link #MAX_AREA} bytes before this state's offset to the end of its area: each of those places is looked at
+     * (a magic check, then the header).
+     */
+    private String overlappingLiveState(long bytes) {
+        long from = Math.max(0, offset - MAX_AREA);
+        for (long at = from - from % RegionStages.ALIGNMENT; at < offset + bytes; at += RegionStages.ALIGNMENT) {
+            if (at == offset || !RegionStages.formattedAt(data, at)) {
+                continue;
+            }
+            RegionStages other = new RegionStages(data.asSlice(at), "the state at offset " + at);
+            long extent = other.extent();
+            String live = extent > 0 && (at > offset || at + extent > offset) ? other.liveHandle() : null;
+            if (live != null) {
+                return "its area (" + bytes + " bytes from offset " + offset + ") overlaps the pipeline shared state "
+                    + "at offset " + at + " (" + extent + " bytes), whose pipeline has a live handle: " + live
+                    + " (states in one region must not overlap)";
             }
         }
         return null;
     }
+
+    /** The most bytes a state's area takes. */
+    private static final long MAX_AREA = RegionStages.bytesFor(dev.jpipeline.PipelineSharedState.MAX_STAGES,
+        RegionLayout.SLOTS);
 
     /**
      * Waits up to {@link #COPY_WAIT_NANOS} for the copies that handles of the previous pipeline handed off to land

@@ -211,6 +211,47 @@ final class RegionStages {
             && area.get(JAVA_INT, VERSION_AT) == VERSION;
     }
 
+    /** Whether a state's magic is at {@code at} of {@code data} (a quick look before its header is read). */
+    static boolean formattedAt(MemorySegment data, long at) {
+        return at + SLOTS_AT <= data.byteSize() && data.get(JAVA_BYTE, at) == MAGIC[0]
+            && java.util.Arrays.equals(data.asSlice(at, MAGIC.length).toArray(JAVA_BYTE), MAGIC);
+    }
+
+    /**
+     * Bytes the pipeline this area's header describes takes, or -1 when the header describes none that fits the
+     * area (not formatted, counts out of range).
+     */
+    long extent() {
+        int stages = stages();
+        int group = groupSize();
+        int p = producers();
+        int c = consumers();
+        if (!formatted() || stages < 1 || stages > dev.jpipeline.PipelineSharedState.MAX_STAGES || group < 1 || group > slotCapacity() || p < 1 || c < 1
+            || p > group || c > group) {
+            return -1;
+        }
+        long end = end(stages, group, p, c);
+        return end <= area.byteSize() ? end : -1;
+    }
+
+    /**
+     * A live handle of the pipeline made last, described ("rank 1 (pid ...)"), or null when none is left: a place
+     * that is ACTIVE, whose maker lives, and that is held (see held: a place never taken is given up here). A
+     * header whose group does not fit the area has none.
+     */
+    String liveHandle() {
+        int previous = groupSize();
+        if (!formatted() || previous < 0 || previous > slotCapacity()) {
+            return null;
+        }
+        for (int r = 0; r < previous; r++) {
+            if (state(r) == ACTIVE && maker(r).isAlive() && held(r)) {
+                return "rank " + r + " (" + maker(r) + ")";
+            }
+        }
+        return null;
+    }
+
     /** The owners word: handles that have not left. */
     MemorySegment owners() {
         return area.asSlice(OWNERS_AT, Long.BYTES);
