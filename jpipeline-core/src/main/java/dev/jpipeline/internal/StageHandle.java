@@ -21,7 +21,10 @@ import java.nio.channels.FileChannel;
  * for every group's barrier of stage s (a deserted group, whose members all quit, is skipped; every group
  * deserted is abandonment), "arrive side[s]" arrives at this thread's group's barrier only.
  *
- *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free)
+ *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free); when
+ *                     headRound mod 4096 is 0 or 1, forget this group's produced[head] failure records of earlier
+ *                     phases of headRound's parity (failures are kept per phase mod 2^23: one that nobody replaces
+ *                     would otherwise be read again 2^23 rounds later; every consumer has read it, see below)
  *   memcpyAsync     : small, or a producer-only thread under CopyPolicy ON_ISSUING_THREAD (or AUTO without cores
  *                     to spare): copy inline; else this group's produced[head].tieCopy(), the copy lands with
  *                     copyLanded()
@@ -48,7 +51,9 @@ import java.nio.channels.FileChannel;
  * (stageFreed) before it returns, so that the round's poison never lands on what the producer writes next.
  *
  * A handle of a ring in a shared region (system scope across processes) also writes its cursors to its rank's slot
- * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper).
+ * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper); it
+ * counts its copies handed to workers there until they land (CountedLanding), which the next make waits for; and
+ * a run of timed waits that give up looks for dead processes every SharedWord.CHECK_NANOS across the calls.
  *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
