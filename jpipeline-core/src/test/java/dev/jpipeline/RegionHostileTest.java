@@ -796,4 +796,62 @@ class RegionHostileTest {
             assertEquals(List.of(), hung);
         });
     }
+
+    /**
+     * Finding 2, the other side: a make whose second sync completes on some ranks but fails on another (here a
+     * group that throws after its sync completed) left that rank's place formatted and never taken, so its peers
+     * waited for it forever. The rank gives its place up, and the peers are told.
+     */
+    @Test
+    void aRankWhoseLastMakeSyncFailsGivesItsPlaceUp() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Group producer = region.join(2, 0);
+                Group joined = region.join(2, 1);
+                Group failingLastSync = new Group() {
+                    private int syncs;
+
+                    @Override
+                    public int size() {
+                        return joined.size();
+                    }
+
+                    @Override
+                    public int threadRank() {
+                        return joined.threadRank();
+                    }
+
+                    @Override
+                    public void sync() {
+                        joined.sync();
+                        if (++syncs == 2) {
+                            throw new IllegalStateException("injected: the sync failed here after completing");
+                        }
+                    }
+                };
+                PipelineSharedState state = state(region);
+                Bounded.Run consumer = Bounded.start("consumer", () -> outcome(
+                    () -> Pipeline.make(failingLastSync, state, PipelineRole.CONSUMER)));
+                Bounded.Run producing = Bounded.start("producer", () -> {
+                    Pipeline pipe = Pipeline.make(producer, state, PipelineRole.PRODUCER);
+                    try {
+                        for (int b = 0; b < 3; b++) {           // batch 2 needs batch 0 released
+                            pipe.producerAcquire();
+                            pipe.producerCommit();
+                        }
+                        return "produced 3";
+                    } catch (IllegalStateException e) {
+                        return Bounded.describe(e);
+                    } finally {
+                        pipe.quit();
+                    }
+                });
+                assertTrue(consumer.result(Duration.ofSeconds(10)).contains("injected"));
+                String produced = producing.result(Duration.ofSeconds(10));
+                assertTrue(produced.startsWith("IllegalStateException: producer_acquire can never return: no consumer "
+                    + "is left"), produced);
+            }
+        });
+    }
 }

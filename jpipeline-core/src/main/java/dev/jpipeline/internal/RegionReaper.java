@@ -110,7 +110,8 @@ final class RegionReaper {
         return dead.isEmpty() ? "" : "; " + String.join("; ", dead);
     }
 
-    private void leaveFor(int rank, String who) {
+    /** Leaves for rank {@code rank}, named {@code who} in failure records, as its quit would have. */
+    void leaveFor(int rank, String who) {
         int side = region.side(rank);
         int member = region.member(rank);
         boolean produces = side == RegionStages.PRODUCER || side == RegionStages.BOTH;

@@ -33,7 +33,9 @@ import java.util.TreeMap;
  * makes changes only between a make's #1 and #2, and each rank reads it before its #1 and after its previous #2,
  * so every rank of a make reads the same count. A rank with an argument that does not fit the region still takes
  * part in both syncs without writing, so that the others fail (its slot is not tagged) instead of waiting for it.
- * The syncs are the group's: a {@code RegionGroup}'s sync crosses processes, and fails if a member died.
+ * The syncs are the group's: a {@code RegionGroup}'s sync crosses processes, and fails if a member died. A rank
+ * whose sync #2 fails gives its place up if the pipeline was made (giveUp): peers whose sync completed run
+ * without it.
  */
 public final class RegionRendezvous implements PipelineMaker {
 
@@ -117,7 +119,14 @@ public final class RegionRendezvous implements PipelineMaker {
             }
             region.publishVerdict(tag, refusal);
         }
-        group.sync();                                               // #2
+        try {
+            group.sync();                                           // #2
+        } catch (RuntimeException e) {
+            if (early == null) {
+                giveUp(rank, mine, tag, n, stages);
+            }
+            throw e;
+        }
         if (early != null) {
             throw early;
         }
@@ -157,6 +166,19 @@ public final class RegionRendezvous implements PipelineMaker {
         StageRing shared = ringOf(tag, mine.kind(), n);
         return new StageHandle(shared, rank, mine.role() == null ? null : mine.role() == PipelineRole.PRODUCER,
             mine.kind() == StageRing.Kind.UNIFIED ? rank : member);
+    }
+
+    /**
+     * This rank's sync #2 failed (a member died or left), but rank 0 may have made the pipeline, and ranks whose
+     * sync completed may run it: if this rank's place in it was formatted and not taken, it gives the place up and
+     * leaves it as quit would (from round 0 everywhere), so that those peers go on or are told instead of waiting
+     * for it.
+     */
+    private void giveUp(int rank, MakeRendezvous.Proposal mine, long tag, int n, int stages) {
+        if (region.makes() == tag && region.refusal() == null && region.check(stages, n, mine.kind().ordinal()) == null
+            && region.giveUp(rank, tag) && region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
+            ringOf(tag, mine.kind(), n).leaveFor(rank);
+        }
     }
 
     /** This process's ring for make {@code tag}: the first rank to attach creates it. */

@@ -226,7 +226,8 @@ final class RegionStages {
         int group = groupSize();
         int p = producers();
         int c = consumers();
-        if (!formatted() || stages < 1 || stages > dev.jpipeline.PipelineSharedState.MAX_STAGES || group < 1 || group > slotCapacity() || p < 1 || c < 1
+        if (!formatted() || stages < 1 || stages > dev.jpipeline.PipelineSharedState.MAX_STAGES || group < 1
+            || group > slotCapacity() || p < 1 || c < 1
             || p > group || c > group) {
             return -1;
         }
@@ -468,6 +469,11 @@ final class RegionStages {
      */
     boolean take(int rank, long tag) {
         return LONG.compareAndSet(area, slot(rank) + ATTACH, tag, -tag);
+    }
+
+    /** Rank {@code rank} gives up the place make {@code tag} formatted for it, unless a later make did already. */
+    boolean giveUp(int rank, long tag) {
+        return LONG.compareAndSet(area, slot(rank) + ATTACH, tag, 0L);
     }
 
     /**

@@ -131,6 +131,11 @@ final class StageRing {
         reaper.reap();
     }
 
+    /** Region rings: leaves for rank {@code rank}, which will never act (RegionReaper.leaveFor). */
+    void leaveFor(int rank) {
+        reaper.leaveFor(rank, "rank " + rank + " (" + region.maker(rank) + ")");
+    }
+
     void departed(String note) {
         departures.add(note);
     }
