@@ -92,6 +92,26 @@ final class RegionReaper {
     }
 
     /**
+     * The failure of round {@code round} of stage {@code stage} when a producer that died left before delivering its
+     * share of it: the batch completes without that share (its word is deserted), but is not whole. Null when no
+     * producer that died is deserted there. A dead producer's deserted word is told from a quitter's by its slot
+     * (REAPED).
+     */
+    Throwable missingShare(int stage, long round) {
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            int side = region.side(rank);
+            if (region.state(rank) == RegionStages.REAPED
+                && (side == RegionStages.PRODUCER || side == RegionStages.BOTH)
+                && ring.produced.deserted(region.member(rank), stage, round)) {
+                return new IllegalStateException("producer rank " + rank + " (" + region.maker(rank) + ") died "
+                    + "before batch " + (round * ring.settings.stageCount() + stage) + " of stage " + stage
+                    + ": the batch lacks its share");
+            }
+        }
+        return null;
+    }
+
+    /**
      * "; rank 1 (pid 4711 ...) died without quit" for each rank a survivor left for, "; rank 0 (pid ...): its thread
      * ended without quit()" for each rank its own process left for, or "".
      */
@@ -124,6 +144,9 @@ final class RegionReaper {
         }
         if (side == RegionStages.UNDECIDED) {
             ring.drop(ring.sides.quitUndecided());
+        }
+        if (produces) {
+            region.producerDied();      // before its drops: a consumer whose wait they complete sees the count
         }
         RuntimeException failure = produces ? leaveProducer(rank, member, who) : null;
         if (consumes) {

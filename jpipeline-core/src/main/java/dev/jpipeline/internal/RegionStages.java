@@ -26,6 +26,8 @@ import java.nio.charset.StandardCharsets;
  *  32     makes          long    makes published so far (the verdict tag of the last)
  *  40     verdict        int     0: the last make succeeded; 1: it was refused
  *  44     message length int     then the refusal at 256
+ *  48     producer deaths long   producers of the pipeline made last that a survivor left for (RegionReaper): while
+ *                                it is 0, a consumer need not look for shares of dead producers
  *  64     owners         long    handles of the pipeline made last that have not left (own line)
  * 128     ledger         long    a count partition's SideLedger word (own line)
  * 256     refusal        MESSAGE_BYTES of UTF-8
@@ -91,6 +93,7 @@ final class RegionStages {
     private static final long MAKES_AT = 32;
     private static final long VERDICT_AT = 40;
     private static final long MESSAGE_LENGTH_AT = 44;
+    private static final long PRODUCER_DEATHS_AT = 48;
     private static final long OWNERS_AT = 64;
     private static final long LEDGER_AT = 128;
     private static final long MESSAGE_AT = 256;
@@ -253,6 +256,16 @@ final class RegionStages {
         return null;
     }
 
+    /** A survivor left for a producer that died: consumers look for the shares it never delivers from now on. */
+    void producerDied() {
+        LONG.getAndAdd(area, PRODUCER_DEATHS_AT, 1L);
+    }
+
+    /** How many producers of the pipeline made last died (a survivor left for them). */
+    long producerDeaths() {
+        return (long) LONG.getVolatile(area, PRODUCER_DEATHS_AT);
+    }
+
     /** The owners word: handles that have not left. */
     MemorySegment owners() {
         return area.asSlice(OWNERS_AT, Long.BYTES);
@@ -343,6 +356,7 @@ final class RegionStages {
         area.set(JAVA_INT, PRODUCERS_AT, producers);
         area.set(JAVA_INT, CONSUMERS_AT, consumers);
         LONG.setVolatile(area, LEDGER_AT, 0L);
+        LONG.setVolatile(area, PRODUCER_DEATHS_AT, 0L);
         for (int r = 0; r < groupSize; r++) {
             long s = slot(r);
             area.set(JAVA_INT, s + SIDE, sides[r]);

@@ -415,6 +415,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     private void throwIfFailed() {
         Throwable failure = produced.failureOf(tail, tailRound);
+        if (failure == null && region != null) {
+            failure = ring.missingShare(tail, tailRound);
+        }
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
