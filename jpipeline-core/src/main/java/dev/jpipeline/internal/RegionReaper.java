@@ -25,7 +25,13 @@ import java.util.List;
  *   consumer side   t = released batches (corrected); dropped from the round of its next release in each stage
  *   undecided       (a count partition's rank that took no side) settled through the ledger, as quit does
  * Then its ownership is given up. Peers waiting for its side see the side abandoned once nobody is left on it, and
- * their exception names every rank that died (deaths).
+ * their exception names every rank that died (deaths). A dead producer is counted in the state's header before its
+ * drops; while other producers are left, each later batch completes without its share, and consumers fail it
+ * (missingShare: the dead rank's word is deserted at the batch's round, and its slot says REAPED).
+ *
+ * Each look also checks the stage words (checkWords): a word expecting more than its member and the copies the
+ * slots count, or with more arrivals than it expects, is corrupted, and the waiter fails naming it. A drop that
+ * fails (a corrupted word) does not stop the others: the rank is left everywhere else, then the failure thrown.
  * </pre>
  */
 final class RegionReaper {
