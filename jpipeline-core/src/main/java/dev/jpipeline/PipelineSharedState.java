@@ -59,7 +59,7 @@ public final class PipelineSharedState {
         this.region = b.region;
         this.regionOffset = b.regionOffset;
         this.rendezvous = region == null ? new MakeRendezvous(settings)
-            : RegionRendezvous.in(region.data().asSlice(regionOffset), "the pipeline shared state at offset "
+            : RegionRendezvous.in(region.data(), regionOffset, "the pipeline shared state at offset "
                 + regionOffset + " of region " + region.file(), region.locals(regionOffset), settings);
     }
 
@@ -250,7 +250,9 @@ public final class PipelineSharedState {
          *       ({@link #detectDeadlocks}) is off: a process cannot see the threads of another.</li>
          *   <li>A copy's failure reaches consumers as its message (the cause is a {@code RuntimeException} whose
          *       message is the original failure's {@code toString()} and the recording pid).</li>
-         *   <li>A new pipeline is made on the state only once every handle of the previous one has quit (or died).</li>
+         *   <li>A new pipeline is made on the state only once every handle of the previous one has quit (or died,
+         *       or its thread ended), and the copies its producers handed off have landed (a make waits up to a
+         *       second for them, then refuses).</li>
          *   <li>Checked mode ({@link #checked}) is not available.</li>
          * </ul>
          *

@@ -57,9 +57,8 @@ public final class SharedRegion implements AutoCloseable {
     private final Arena arena;
     private final MemorySegment region;
     private final MemorySegment data;
-    /** This process's pipeline handles per state offset (see RegionLocals). */
-    private final java.util.concurrent.ConcurrentHashMap<Long, RegionLocals> locals =
-        new java.util.concurrent.ConcurrentHashMap<>();
+    /** The file's identity in this process's registry of pipeline handles (RegionLocals), shared by its mappings. */
+    private final Object identity;
     /** Ranks this handle joined: left on close. Guarded by this. */
     private final List<Integer> joined = new ArrayList<>();
 
@@ -68,6 +67,7 @@ public final class SharedRegion implements AutoCloseable {
         this.arena = arena;
         this.region = region;
         this.data = region.asSlice(RegionLayout.HEADER_BYTES);
+        this.identity = RegionLocals.mapped(file);
     }
 
     /**
@@ -256,7 +256,7 @@ public final class SharedRegion implements AutoCloseable {
 
     /** This process's handles on the pipelines of the state at {@code offset} of the data. */
     RegionLocals locals(long offset) {
-        return locals.computeIfAbsent(offset, o -> new RegionLocals());
+        return RegionLocals.of(identity, offset);
     }
 
     /**
@@ -268,12 +268,20 @@ public final class SharedRegion implements AutoCloseable {
         return file;
     }
 
-    /** Leaves every rank this handle joined, and unmaps the region. */
+    /**
+     * Quits the pipelines made over this mapping by the calling thread (and by threads that have ended) that have
+     * not quit, as {@code quit()} would: their peers go on, or are told that this rank's region was closed without
+     * quit. Then leaves every rank this handle joined, and unmaps the region.
+     *
+     * @throws IllegalStateException naming them, when other live threads hold pipelines made over this mapping
+     *                               that they have not quit (nothing is closed then: they must quit first)
+     */
     @Override
     public synchronized void close() {
         if (!arena.scope().isAlive()) {
             return;
         }
+        RegionLocals.unmapped(identity, arena.scope());
         for (int rank : joined) {
             RegionMembers.leave(region, rank);
         }

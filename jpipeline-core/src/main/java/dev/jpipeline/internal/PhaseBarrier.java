@@ -256,13 +256,17 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * then doubling), and the store reaches them by the end of the first: a missed signal costs that delay.
      */
     public void arriveAlone(int round) {
-        assert lvState() == pack(round, 1, 0) && completion == null
-            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
         if (shared != null) {
+            long s = shared.get();          // the owner's own line: another process may have corrupted it
+            if (s != pack(round, 1, 0)) {
+                throw corrupted(s, "a solo arrival at phase " + (round & PHASE_MASK));
+            }
             shared.set(pack(round + 1, 1, 0));
             shared.signal();
             return;
         }
+        assert lvState() == pack(round, 1, 0) && completion == null
+            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
         WORD.setRelease(words, index, pack(round + 1, 1, 0));
         if (WAITERS.getAcquire(this) != null) {
             Waiter.signalAll(WAITERS, this);
@@ -383,6 +387,9 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 throw new IllegalStateException("barrier cannot expect more than " + MAX_PARTIES + " arrivals");
             }
             if (expected > 0 && arrived == expected) {
+                if (shared != null) {
+                    throw corrupted(s, "tying a copy");     // no completion action runs on a shared word
+                }
                 if (completer == Thread.currentThread()) {
                     throw new IllegalStateException("a barrier's completion action cannot tie a copy to the barrier "
                         + "it is completing (phase " + phaseOf(s) + "): that phase has all its arrivals");
@@ -457,6 +464,24 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             failureEven = record;
         } else {
             failureOdd = record;
+        }
+    }
+
+    /**
+     * Forgets a failure recorded for an earlier phase of {@code round}'s parity, if any (a failure recorded for
+     * {@code round} itself stays). Failures are kept per phase, counted modulo 2^23, so a record nobody replaces
+     * would be read again as the failure of the phase 2^23 later: the pipeline calls this between those two (see
+     * StageHandle.acquire), when no reader can still want the old record.
+     */
+    void clearStaleFailure(int round) {
+        if (shared != null) {
+            shared.clearStaleFailure(round);
+            return;
+        }
+        VarHandle slot = (round & 1) == 0 ? FAILURE_EVEN : FAILURE_ODD;
+        PhaseFailure f = (PhaseFailure) slot.getVolatile(this);
+        if (f != null && f.phase() != (round & PHASE_MASK)) {
+            slot.compareAndSet(this, f, null);      // a failure of round recorded meanwhile stays
         }
     }
 
@@ -555,6 +580,17 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         }
     }
 
+    /**
+     * A shared word (in a region other processes write) that holds what the protocol never writes: the exception
+     * names the word's value and what it found, so that a corrupted region fails cleanly instead of being
+     * overwritten or spun on.
+     */
+    private IllegalStateException corrupted(long s, String op) {
+        return new IllegalStateException(op + " found the stage barrier's shared word corrupted: 0x"
+            + Long.toHexString(s) + " (phase " + phaseOf(s) + ", expected " + expectedOf(s) + ", arrived "
+            + arrivedOf(s) + ")" + shared.where());
+    }
+
     private IllegalStateException overArrival(long s, int count) {
         return new IllegalStateException("barrier phase " + phaseOf(s) + " expects " + expectedOf(s)
             + " arrivals and already has " + arrivedOf(s) + "; arriving " + count + " more is not allowed");
@@ -643,12 +679,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
     private static final VarHandle WAITERS;
     private static final VarHandle PENDING_COPIES;
+    private static final VarHandle FAILURE_EVEN;
+    private static final VarHandle FAILURE_ODD;
 
     static {
         try {
             MethodHandles.Lookup lookup = MethodHandles.lookup();
             WAITERS = lookup.findVarHandle(PhaseBarrierWaiters.class, "waiters", Waiter.class);
             PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
+            FAILURE_EVEN = lookup.findVarHandle(PhaseBarrier.class, "failureEven", PhaseFailure.class);
+            FAILURE_ODD = lookup.findVarHandle(PhaseBarrier.class, "failureOdd", PhaseFailure.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

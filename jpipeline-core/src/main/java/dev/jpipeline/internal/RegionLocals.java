@@ -1,15 +1,117 @@
 package dev.jpipeline.internal;
 
+import java.io.IOException;
+import java.lang.foreign.MemorySegment;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * This process's live handles on the pipelines of one state area of a shared region, whichever
- * {@code PipelineSharedState} object made them: a waiter's {@link RegionReaper} leaves for those whose thread ended
- * without quit, which no other process can see. One per mapped region and offset ({@code SharedRegion} keeps them);
- * a handle is added when it is made and removed when it leaves.
+ * {@code PipelineSharedState} object and whichever mapping of the region made them: a waiter's {@link RegionReaper}
+ * leaves for those whose thread ended without quit, which no other process can see. A handle is added when it is
+ * made and removed when it leaves.
+ *
+ * <pre>
+ * One per region file and state offset in a process. The file is known by its identity (the file system's file key,
+ * device and inode on Linux; the absolute path where there is none), not by the SharedRegion object, so that every
+ * mapping of one file in a process shares them: a waiter on one mapping must see a handle made over another.
+ * Registry: file identity -> (mappings open, offset -> RegionLocals); mapped() counts a mapping in, unmapped()
+ * counts it out, and the file's entry goes with its last mapping.
+ * </pre>
  */
 public final class RegionLocals {
 
+    /** The registry, guarded by itself. */
+    private static final Map<Object, MappedFile> FILES = new HashMap<>();
+
+    private static final class MappedFile {
+        int mappings;
+        final Map<Long, RegionLocals> states = new ConcurrentHashMap<>();
+    }
+
     final List<StageHandle> handles = new CopyOnWriteArrayList<>();
+
+    /**
+     * A new mapping of {@code file}: its identity, which {@link #of} and {@link #unmapped} take.
+     */
+    public static Object mapped(Path file) {
+        Object identity;
+        try {
+            identity = Files.readAttributes(file, BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            identity = null;
+        }
+        if (identity == null) {
+            identity = file.toAbsolutePath().normalize();
+        }
+        synchronized (FILES) {
+            FILES.computeIfAbsent(identity, k -> new MappedFile()).mappings++;
+        }
+        return identity;
+    }
+
+    /** This process's handles on the state at {@code offset} of the mapped file {@code identity}. */
+    public static RegionLocals of(Object identity, long offset) {
+        MappedFile file;
+        synchronized (FILES) {
+            file = FILES.get(identity);
+        }
+        if (file == null) {
+            throw new IllegalStateException("the region file " + identity + " is not mapped");
+        }
+        return file.states.computeIfAbsent(offset, o -> new RegionLocals());
+    }
+
+    /**
+     * The mapping whose memory is {@code scope} is about to close: the handles made over it leave, as if they had
+     * quit, if their thread is the caller's or has ended (a handle of the caller's thread quits; see
+     * {@link StageHandle#regionClosed}); then the mapping is counted out.
+     *
+     * @throws IllegalStateException naming them, when handles of other live threads were made over the mapping:
+     *                               they must quit first (leaving for a thread that is running could race its
+     *                               operations); nothing is counted out then
+     */
+    public static void unmapped(Object identity, MemorySegment.Scope scope) {
+        MappedFile file;
+        synchronized (FILES) {
+            file = FILES.get(identity);
+        }
+        List<String> running = new ArrayList<>();
+        for (RegionLocals locals : file.states.values()) {
+            for (StageHandle handle : locals.handles) {
+                if (handle.mappedIn(scope) && !handle.regionClosed()) {
+                    running.add(handle.toString() + " of thread '" + handle.ownerName() + "'");
+                }
+            }
+        }
+        if (!running.isEmpty()) {
+            throw new IllegalStateException("cannot close the region while live threads hold pipelines made over it "
+                + "(they must quit first, or their peers would wait for them forever): " + String.join(", ", running));
+        }
+        synchronized (FILES) {
+            if (--file.mappings == 0) {
+                FILES.remove(identity);
+            }
+        }
+    }
+
+    /**
+     * Leaves for the handles whose thread ended without quit, as quit would have: run by waiters (RegionReaper),
+     * and by every rank of a make before it proposes, so that a pipeline whose threads all ended is no live handle
+     * to the next make even if nobody ever waited on it.
+     */
+    void abandonEnded() {
+        for (StageHandle handle : handles) {
+            if (handle.ownerEnded()) {
+                handle.abandon();
+            }
+        }
+    }
 }

@@ -25,7 +25,13 @@ import java.util.List;
  *   consumer side   t = released batches (corrected); dropped from the round of its next release in each stage
  *   undecided       (a count partition's rank that took no side) settled through the ledger, as quit does
  * Then its ownership is given up. Peers waiting for its side see the side abandoned once nobody is left on it, and
- * their exception names every rank that died (deaths).
+ * their exception names every rank that died (deaths). A dead producer is counted in the state's header before its
+ * drops; while other producers are left, each later batch completes without its share, and consumers fail it
+ * (missingShare: the dead rank's word is deserted at the batch's round, and its slot says REAPED).
+ *
+ * Each look also checks the stage words (checkWords): a word expecting more than its member and the copies the
+ * slots count, or with more arrivals than it expects, is corrupted, and the waiter fails naming it. A drop that
+ * fails (a corrupted word) does not stop the others: the rank is left everywhere else, then the failure thrown.
  * </pre>
  */
 final class RegionReaper {
@@ -38,13 +44,12 @@ final class RegionReaper {
         this.region = ring.region;
     }
 
-    /** Leaves for this process's handles whose thread ended, and for every rank whose process died. */
+    /**
+     * Leaves for this process's handles whose thread ended, and for every rank whose process died; then checks the
+     * stage words (checkWords).
+     */
     void reap() {
-        for (StageHandle handle : ring.local.handles) {
-            if (handle.ownerEnded()) {
-                handle.abandon();
-            }
-        }
+        ring.local.abandonEnded();
         for (int rank = 0; rank < ring.groupSize; rank++) {
             if (region.state(rank) == RegionStages.ACTIVE) {
                 ProcessIdentity maker = region.maker(rank);
@@ -53,6 +58,63 @@ final class RegionReaper {
                 }
             }
         }
+        checkWords();
+    }
+
+    /**
+     * Throws, naming the word's offset and value, when a stage word holds counts the protocol never writes (a
+     * corrupted region), so that a waiter fails within a check's time instead of waiting forever for a phase that
+     * can never complete. Every member is alone in its group: a consumed word expects at most its member, a
+     * produced word its member and the copies tied to it, which the ranks' slots count (plus one tie per rank not
+     * yet counted: a tie precedes its count); arrivals never exceed what a word expects.
+     */
+    private void checkWords() {
+        long ties = ring.groupSize;
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            ties += Math.max(0, region.copies(rank));
+        }
+        for (int m = 0; m < ring.producerCount; m++) {
+            checkWords(true, m, 1 + ties);
+        }
+        for (int m = 0; m < ring.consumerCount; m++) {
+            checkWords(false, m, 1);
+        }
+    }
+
+    private void checkWords(boolean produced, int member, long most) {
+        PhaseBarrier[] words = (produced ? ring.produced : ring.consumed).of(member);
+        for (int s = 0; s < words.length; s++) {
+            long word = words[s].snapshot();
+            int expected = PhaseBarrier.expectedOf(word);
+            if (expected > most || PhaseBarrier.arrivedOf(word) > expected) {
+                throw new IllegalStateException(region.what + ": the stage word of " + (produced ? "producer "
+                    : "consumer ") + member + " at stage " + s + " at offset " + (produced
+                    ? region.producedCell(member, s) : region.consumedCell(member, s)) + " of the state's area is "
+                    + "corrupted: 0x"
+                    + Long.toHexString(word) + " (expected " + expected + ", arrived " + PhaseBarrier.arrivedOf(word)
+                    + "; at most " + most + " expected)");
+            }
+        }
+    }
+
+    /**
+     * The failure of round {@code round} of stage {@code stage} when a producer that died left before delivering its
+     * share of it: the batch completes without that share (its word is deserted), but is not whole. Null when no
+     * producer that died is deserted there. A dead producer's deserted word is told from a quitter's by its slot
+     * (REAPED).
+     */
+    Throwable missingShare(int stage, long round) {
+        for (int rank = 0; rank < ring.groupSize; rank++) {
+            int side = region.side(rank);
+            if (region.state(rank) == RegionStages.REAPED
+                && (side == RegionStages.PRODUCER || side == RegionStages.BOTH)
+                && ring.produced.deserted(region.member(rank), stage, round)) {
+                return new IllegalStateException("producer rank " + rank + " (" + region.maker(rank) + ") died "
+                    + "before batch " + (round * ring.settings.stageCount() + stage) + " of stage " + stage
+                    + ": the batch lacks its share");
+            }
+        }
+        return null;
     }
 
     /**
@@ -67,12 +129,15 @@ final class RegionReaper {
                 dead.add("rank " + rank + " (" + region.maker(rank) + ") died without quit");
             } else if (state == RegionStages.ENDED) {
                 dead.add("rank " + rank + " (" + region.maker(rank) + "): its thread ended without quit()");
+            } else if (state == RegionStages.CLOSED) {
+                dead.add("rank " + rank + " (" + region.maker(rank) + "): its region was closed without quit()");
             }
         }
         return dead.isEmpty() ? "" : "; " + String.join("; ", dead);
     }
 
-    private void leaveFor(int rank, String who) {
+    /** Leaves for rank {@code rank}, named {@code who} in failure records, as its quit would have. */
+    void leaveFor(int rank, String who) {
         int side = region.side(rank);
         int member = region.member(rank);
         boolean produces = side == RegionStages.PRODUCER || side == RegionStages.BOTH;
@@ -87,15 +152,20 @@ final class RegionReaper {
             ring.drop(ring.sides.quitUndecided());
         }
         if (produces) {
-            leaveProducer(rank, member, who);
+            region.producerDied();      // before its drops: a consumer whose wait they complete sees the count
         }
+        RuntimeException failure = produces ? leaveProducer(rank, member, who) : null;
         if (consumes) {
-            leaveConsumer(rank, member);
+            failure = leaveConsumer(rank, member, failure);
         }
         ring.releaseOwner();
+        if (failure != null) {
+            throw failure;      // a corrupted word: the rank left everywhere else all the same
+        }
     }
 
-    private void leaveProducer(int rank, int member, String who) {
+    /** @return the first drop that failed (the others suppressed in it), or null */
+    private RuntimeException leaveProducer(int rank, int member, String who) {
         PhaseBarrier[] words = ring.produced.of(member);
         int stages = words.length;
         long committed = region.committed(rank);
@@ -120,14 +190,11 @@ final class RegionReaper {
                     + " (batch " + batch + ") never landed: its process died");
             }
         }
-        int head = (int) (committed % stages);
-        long headRound = committed / stages;
-        for (int s = 0; s < stages; s++) {
-            ring.produced.drop(member, s, s < head ? headRound + 1 : headRound);
-        }
+        return ring.produced.dropAll(member, (int) (committed % stages), committed / stages, null);
     }
 
-    private void leaveConsumer(int rank, int member) {
+    /** @return {@code failure}, or else the first drop that failed (the others suppressed in it), or null */
+    private RuntimeException leaveConsumer(int rank, int member, RuntimeException failure) {
         PhaseBarrier[] words = ring.consumed.of(member);
         int stages = words.length;
         long released = region.released(rank);
@@ -138,11 +205,7 @@ final class RegionReaper {
         if (arrived(words[(int) (released % stages)], released / stages)) {
             released++;                 // it died between its release and the cursor's update
         }
-        int tail = (int) (released % stages);
-        long tailRound = released / stages;
-        for (int s = 0; s < stages; s++) {
-            ring.consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
-        }
+        return ring.consumed.dropAll(member, (int) (released % stages), released / stages, failure);
     }
 
     /** Whether a lone member has arrived at phase {@code round} of its {@code word}: past it, or counted in it. */

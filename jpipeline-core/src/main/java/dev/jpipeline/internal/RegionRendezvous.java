@@ -12,43 +12,60 @@ import java.util.TreeMap;
  * so their proposals meet in the region (RegionStages' rank slots) and the make's rank 0 decides for all.
  *
  * <pre>
- * make (each rank):   tag = makes + 1                   (every rank reads the same count: see below)
+ * make (each rank):   no live state may overlap the area (else the rank fails early: its proposal would break it)
+ *                     leave for this process's handles on the state whose threads ended (RegionLocals)
+ *                     tag = makes + 1                   (every rank reads the same count: see below)
  *                     slot[rank] = its proposal, tagged
  *                     group.sync()   #1                 every proposal is written
  *   rank 0:           verdict over the slots tagged tag (MakeRendezvous.verdict, plus the stage counts, plus: no
- *                     live handle of the previous pipeline); ok: format the pipeline (places, barriers, owners)
+ *                     live handle of the previous pipeline, and none of its copies in flight after waiting up to
+ *                     1 s for them); ok: format the pipeline (places, barriers, owners)
  *                     publish the verdict, then makes = tag
  *                     group.sync()   #2                 the verdict and the pipeline are written
  *                     makes != tag: rank 0 failed before publishing; a refusal: throw it; else check the header
- *                     and attach: this process's ring for the make (one per process), and a handle
+ *                     and attach: take the place (RegionStages.take), this process's ring for the make (one per
+ *                     process), and a handle
  * </pre>
+ * A place is live while it is ACTIVE, its maker lives, and it is held: taken by its rank, or formatted and not
+ * yet taken. A make that failed between its syncs (a rank died or left: the group's sync #2 throws) leaves places
+ * formatted that nobody will take; the next make's rank 0 gives them up (a CAS on the place's attach word, which
+ * the late taker's CAS races), so that the state is never locked by a make that failed.
  * makes changes only between a make's #1 and #2, and each rank reads it before its #1 and after its previous #2,
  * so every rank of a make reads the same count. A rank with an argument that does not fit the region still takes
  * part in both syncs without writing, so that the others fail (its slot is not tagged) instead of waiting for it.
- * The syncs are the group's: a {@code RegionGroup}'s sync crosses processes, and fails if a member died.
+ * The syncs are the group's: a {@code RegionGroup}'s sync crosses processes, and fails if a member died. A rank
+ * whose sync #2 fails gives its place up if the pipeline was made (giveUp): peers whose sync completed run
+ * without it.
  */
 public final class RegionRendezvous implements PipelineMaker {
 
     private final RegionStages region;
+    /** The region's data and the state's offset in it: other states' areas must not overlap this one. */
+    private final java.lang.foreign.MemorySegment data;
+    private final long offset;
     private final RegionLocals locals;
     private final PipelineSettings settings;
     /** The ring of this process for the latest make it attached to, and that make's tag. Guarded by this. */
     private StageRing ring;
     private long ringTag;
 
-    private RegionRendezvous(RegionStages region, RegionLocals locals, PipelineSettings settings) {
-        this.region = region;
+    private RegionRendezvous(java.lang.foreign.MemorySegment data, long offset, String what, RegionLocals locals,
+                             PipelineSettings settings) {
+        this.region = new RegionStages(data.asSlice(offset), what);
+        this.data = data;
+        this.offset = offset;
         this.locals = locals;
         this.settings = settings;
     }
 
     /**
-     * A rendezvous over the state area {@code area} of a region, named {@code what} in messages; {@code locals} is
-     * this process's handles on the area (one per mapped region and offset, shared by every state built there).
+     * A rendezvous over the state area at {@code offset} of a region's {@code data}, named {@code what} in
+     * messages; {@code locals} is this process's handles on the area (one per region file and offset, shared by
+     * every state built there).
      */
-    public static RegionRendezvous in(java.lang.foreign.MemorySegment area, String what, RegionLocals locals,
-                                      PipelineSettings settings) {
-        return new RegionRendezvous(new RegionStages(area, what), locals, settings);
+    public static RegionRendezvous in(java.lang.foreign.MemorySegment data, long offset, String what,
+                                      RegionLocals locals, PipelineSettings settings) {
+        return new RegionRendezvous(data, offset, what, locals, settings);
     }
 
     /** Bytes a state needs for pipelines of {@code stages} stages made by a group of {@code groupSize}. */
@@ -81,6 +98,13 @@ public final class RegionRendezvous implements PipelineMaker {
                 + "offset to the region's end; a pipeline of " + stages + " stages for a group of " + n + " needs "
                 + RegionStages.bytesFor(stages, n) + " (PipelineSharedState.regionBytes)");
         }
+        if (early == null) {
+            String overlap = overlappingLiveState(RegionStages.bytesFor(stages, n));   // before writing anything
+            if (overlap != null) {
+                early = new IllegalArgumentException(region.what + ": " + overlap);
+            }
+        }
+        locals.abandonEnded();                                      // ended threads hold no place
         long tag = region.makes() + 1;
         if (early == null) {
             region.propose(rank, tag, mine.kind().ordinal(), mine.producers(), roleCode(mine.role()), n, stages);
@@ -95,7 +119,14 @@ public final class RegionRendezvous implements PipelineMaker {
             }
             region.publishVerdict(tag, refusal);
         }
-        group.sync();                                               // #2
+        try {
+            group.sync();                                           // #2
+        } catch (RuntimeException e) {
+            if (early == null) {
+                giveUp(rank, mine, tag, n, stages);
+            }
+            throw e;
+        }
         if (early != null) {
             throw early;
         }
@@ -125,12 +156,29 @@ public final class RegionRendezvous implements PipelineMaker {
             bad = region.what + ": rank " + rank + "'s place does not match its make (side " + side + ", member "
                 + member + "; a corrupted region?)";
         }
+        if (bad == null && !region.take(rank, tag)) {
+            bad = region.what + ": rank " + rank + "'s place in make " + tag + " was given up by a later make (this "
+                + "make failed between its syncs on another rank, and the state was made on again)";
+        }
         if (bad != null) {
             throw new IllegalStateException(bad);
         }
         StageRing shared = ringOf(tag, mine.kind(), n);
         return new StageHandle(shared, rank, mine.role() == null ? null : mine.role() == PipelineRole.PRODUCER,
             mine.kind() == StageRing.Kind.UNIFIED ? rank : member);
+    }
+
+    /**
+     * This rank's sync #2 failed (a member died or left), but rank 0 may have made the pipeline, and ranks whose
+     * sync completed may run it: if this rank's place in it was formatted and not taken, it gives the place up and
+     * leaves it as quit would (from round 0 everywhere), so that those peers go on or are told instead of waiting
+     * for it.
+     */
+    private void giveUp(int rank, MakeRendezvous.Proposal mine, long tag, int n, int stages) {
+        if (region.makes() == tag && region.refusal() == null && region.check(stages, n, mine.kind().ordinal()) == null
+            && region.giveUp(rank, tag) && region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
+            ringOf(tag, mine.kind(), n).leaveFor(rank);
+        }
     }
 
     /** This process's ring for make {@code tag}: the first rank to attach creates it. */
@@ -174,6 +222,11 @@ public final class RegionRendezvous implements PipelineMaker {
         String live = liveHandleOfPrevious();
         if (live != null) {
             problems.add(live);
+        } else {
+            String copies = copiesOfPrevious();
+            if (copies != null) {
+                problems.add(copies);
+            }
         }
         if (!problems.isEmpty()) {
             return region.what + ": " + String.join("; ", problems);
@@ -203,28 +256,81 @@ public final class RegionRendezvous implements PipelineMaker {
             case BY_ROLE -> producers;
         };
         int c = mine.kind() == StageRing.Kind.UNIFIED ? n : n - p;
-        region.format(stages, n, mine.kind().ordinal(), p, c, sides, members);
+        region.format(tag, stages, n, mine.kind().ordinal(), p, c, sides, members);
         return null;
     }
 
     /** A refusal naming a live handle of the pipeline made before on this state, or null when there is none. */
     private String liveHandleOfPrevious() {
-        if (!region.formatted()) {
-            return null;                // a fresh area: no previous pipeline
-        }
         int previous = region.groupSize();
-        if (previous < 0 || previous > region.slotCapacity()) {
+        if (region.formatted() && (previous < 0 || previous > region.slotCapacity())) {
             return "the previous pipeline's header is corrupted (a group of " + previous + ")";
         }
-        for (int r = 0; r < previous; r++) {
-            if (region.state(r) == RegionStages.ACTIVE && region.maker(r).isAlive()) {
-                return "the pipeline made before on this state still has a live handle: rank " + r + " ("
-                    + region.maker(r) + ") has not quit (every handle of a pipeline must quit before the state is "
-                    + "made on again)";
+        String live = region.liveHandle();
+        return live == null ? null : "the pipeline made before on this state still has a live handle: " + live
+            + " has not quit (every handle of a pipeline must quit before the state is made on again)";
+    }
+
+    /**
+     * A refusal naming a state at another offset of the region whose pipeline has a live handle and whose area
+     * overlaps the area this make would take, or null. Such a state's header starts at a multiple of 128 from
+     * {@link #MAX_AREA} bytes before this state's offset to the end of its area: each of those places is looked at
+     * (a magic check, then the header).
+     */
+    private String overlappingLiveState(long bytes) {
+        long from = Math.max(0, offset - MAX_AREA);
+        for (long at = from - from % RegionStages.ALIGNMENT; at < offset + bytes; at += RegionStages.ALIGNMENT) {
+            if (at == offset || !RegionStages.formattedAt(data, at)) {
+                continue;
+            }
+            RegionStages other = new RegionStages(data.asSlice(at), "the state at offset " + at);
+            long extent = other.extent();
+            String live = extent > 0 && (at > offset || at + extent > offset) ? other.liveHandle() : null;
+            if (live != null) {
+                return "its area (" + bytes + " bytes from offset " + offset + ") overlaps the pipeline shared state "
+                    + "at offset " + at + " (" + extent + " bytes), whose pipeline has a live handle: " + live
+                    + " (states in one region must not overlap)";
             }
         }
         return null;
     }
+
+    /** The most bytes a state's area takes. */
+    private static final long MAX_AREA = RegionStages.bytesFor(dev.jpipeline.PipelineSharedState.MAX_STAGES,
+        RegionLayout.SLOTS);
+
+    /**
+     * Waits up to {@link #COPY_WAIT_NANOS} for the copies that handles of the previous pipeline handed off to land
+     * (a producer may quit before its copies land: they would land in the new pipeline's stages); a refusal naming
+     * the ranks still waiting for some then, or null. A dead maker's copies died with it.
+     */
+    private String copiesOfPrevious() {
+        if (!region.formatted()) {
+            return null;
+        }
+        long deadline = System.nanoTime() + COPY_WAIT_NANOS;
+        for (;;) {
+            List<String> inFlight = new ArrayList<>();
+            for (int r = 0; r < region.groupSize(); r++) {
+                long copies = region.copies(r);
+                if (copies != 0 && region.maker(r).isAlive()) {
+                    inFlight.add("rank " + r + " (" + region.maker(r) + ") has " + copies);
+                }
+            }
+            if (inFlight.isEmpty()) {
+                return null;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                return "memcpyAsync copies of the pipeline made before on this state are still in flight after "
+                    + COPY_WAIT_NANOS / 1_000_000 + " ms: " + String.join(", ", inFlight) + " (they would land in "
+                    + "the new pipeline's stages: make it again once they have landed)";
+            }
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+        }
+    }
+
+    /** How long a make waits for the previous pipeline's copies to land before it refuses. */
+    private static final long COPY_WAIT_NANOS = 1_000_000_000L;
 
     private static int roleCode(PipelineRole role) {
         return role == null ? 0 : role == PipelineRole.PRODUCER ? 1 : 2;

@@ -114,6 +114,11 @@ final class SharedWord implements ProcessWaiting.Condition {
         STATE.setRelease(segment, at, value);
     }
 
+    /** Where the word is, for messages: " at offset N of the region's state area". */
+    String where() {
+        return " at offset " + at + " of the region's state area";
+    }
+
     /** After a change a waiter may be waiting for: wakes the sleepers, if any is counted. */
     void signal() {
         ProcessWaiting.wakeIfCounted(segment, at + 8);
@@ -152,6 +157,23 @@ final class SharedWord implements ProcessWaiting.Condition {
         MemorySegment.copy(message, 0, segment, JAVA_BYTE, record + 8, length);
         segment.set(JAVA_INT, record + 4, length);
         STAMP.setRelease(segment, record, phase);
+    }
+
+    /**
+     * Empties the record of {@code round}'s parity if it holds an earlier phase's complete failure
+     * (PhaseBarrier.clearStaleFailure): a CAS of its stamp, so that a record being written, or written for
+     * {@code round}, stays.
+     */
+    void clearStaleFailure(int round) {
+        if (recordsAt < 0) {
+            return;
+        }
+        int phase = round & PhaseBarrier.PHASE_MASK;
+        long record = recordsAt + (phase & 1) * RECORD_BYTES;
+        int stamp = (int) STAMP.getVolatile(segment, record);
+        if (stamp != NO_RECORD && stamp != phase && (stamp & WRITING) == 0) {
+            STAMP.compareAndSet(segment, record, stamp, NO_RECORD);
+        }
     }
 
     /** The failure recorded for phase {@code round}, or null: a {@link RecordedFailure} carrying its message. */

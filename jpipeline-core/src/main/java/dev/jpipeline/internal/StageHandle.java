@@ -21,7 +21,10 @@ import java.nio.channels.FileChannel;
  * for every group's barrier of stage s (a deserted group, whose members all quit, is skipped; every group
  * deserted is abandonment), "arrive side[s]" arrives at this thread's group's barrier only.
  *
- *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free)
+ *   producerAcquire : wait consumed[head] until phase headRound - 1 completed (round 0 is free); when
+ *                     headRound mod 4096 is 0 or 1, forget this group's produced[head] failure records of earlier
+ *                     phases of headRound's parity (failures are kept per phase mod 2^23: one that nobody replaces
+ *                     would otherwise be read again 2^23 rounds later; every consumer has read it, see below)
  *   memcpyAsync     : small, or a producer-only thread under CopyPolicy ON_ISSUING_THREAD (or AUTO without cores
  *                     to spare): copy inline; else this group's produced[head].tieCopy(), the copy lands with
  *                     copyLanded()
@@ -48,7 +51,9 @@ import java.nio.channels.FileChannel;
  * (stageFreed) before it returns, so that the round's poison never lands on what the producer writes next.
  *
  * A handle of a ring in a shared region (system scope across processes) also writes its cursors to its rank's slot
- * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper).
+ * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper); it
+ * counts its copies handed to workers there until they land (CountedLanding), which the next make waits for; and
+ * a run of timed waits that give up looks for dead processes every SharedWord.CHECK_NANOS across the calls.
  *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
@@ -99,6 +104,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final TraceLane trace;
     /** Traced pipelines only: per stage, the landing that records a copy before it arrives; created lazily. */
     private TracedLanding[] tracedLandings;
+    /** Region pipelines only: per stage, the landing that counts a copy in the rank's slot; created lazily. */
+    private CountedLanding[] countedLandings;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
@@ -137,7 +144,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private PhaseBarrier waitingOn;
     /** The round of {@link #waitingOn} waited for: written with it. */
     private int waitingRound;
-    /** Owner-confined: when a run of timed waits that gave up began (0: none). */
+    /**
+     * Owner-confined: when a run of timed waits that gave up began (0: none); in a region, when its last look for
+     * dead processes was.
+     */
     private long pollingSince;
 
     /**
@@ -221,6 +231,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             // may write the stage (the last releaser may not have got there yet; whoever comes first poisons)
             interleaver.stageFreed(ring, head, headRound - 1);
         }
+        if ((headRound & STALE_FAILURES) < 2) {
+            // Forget failures recorded 2 or more rounds ago, which every consumer has read (the stage was released
+            // since) and which would be read again 2^23 rounds later: once in every 4096 rounds of each parity.
+            myProduced[head].clearStaleFailure((int) headRound);
+        }
         acquired = true;
         if (region != null) {
             region.acquired(rank, committed());
@@ -299,8 +314,27 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
     }
 
-    /** Where a copy into the head stage lands: the stage's barrier, through a recorder when traced. */
+    /**
+     * Where a copy into the head stage lands: the stage's barrier, through a recorder when traced, counted in the
+     * rank's slot in a region.
+     */
     private CopyLanding landing(long start) {
+        CopyLanding stage = stageLanding(start);
+        if (region == null) {
+            return stage;
+        }
+        if (countedLandings == null) {
+            countedLandings = new CountedLanding[stages];
+        }
+        CountedLanding l = countedLandings[head];
+        if (l == null) {
+            l = countedLandings[head] = new CountedLanding(stage);     // stage: the same object for every batch
+        }
+        return l;
+    }
+
+    /** The stage's barrier, through a recorder when traced. */
+    private CopyLanding stageLanding(long start) {
         if (trace == null) {
             return myProduced[head];
         }
@@ -313,6 +347,34 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
         l.batch(committed(), start);
         return l;
+    }
+
+    /**
+     * A region handle's copy into one stage, counted in its rank's slot from its hand-off until after its landing
+     * (RegionStages.copies): a make waits for the count, because a copy may outlive its producer's quit and would
+     * land in the next pipeline's stage.
+     */
+    private final class CountedLanding implements CopyLanding {
+        private final CopyLanding target;
+
+        CountedLanding(CopyLanding target) {
+            this.target = target;
+        }
+
+        @Override
+        public void copyHandedOff() {
+            region.copies(rank, 1);
+            target.copyHandedOff();
+        }
+
+        @Override
+        public void copyLanded(Throwable failure) {
+            try {
+                target.copyLanded(failure);
+            } finally {
+                region.copies(rank, -1);
+            }
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -352,7 +414,10 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     private void throwIfFailed() {
-        Throwable failure = produced.failureOf(tail, (int) tailRound);
+        Throwable failure = produced.failureOf(tail, tailRound);
+        if (failure == null && region != null) {
+            failure = ring.missingShare(tail, tailRound);
+        }
         if (failure != null) {
             throw new StageFailedException(tail, released(), failure);
         }
@@ -422,7 +487,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
         WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
             : awaitGroups(side, stage, round, deadline, interruptible);
-        if (status == WaitStatus.TIMED_OUT && ring.detector != null) {
+        if (status == WaitStatus.TIMED_OUT && (ring.detector != null || region != null)) {
             pollTimedOut();
         } else if (pollingSince != 0) {
             endPolling();
@@ -457,14 +522,21 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /**
      * A timed wait gave up. A peer that polls with short timeouts never stalls inside one wait, so the stall
      * clock runs across its polls: once it has polled for a quarter of the patience, each further poll looks
-     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported.
+     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported. In a region, where
+     * a wait looks for dead processes every {@link SharedWord#CHECK_NANOS} of its own, polls shorter than that
+     * look once every CHECK_NANOS of polling instead.
      */
     private void pollTimedOut() {
         long now = System.nanoTime();
         if (pollingSince == 0) {
             pollingSince = now;
-        } else if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
-            stalled(this);
+        } else if (ring.detector != null) {
+            if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
+                stalled(this);
+            }
+        } else if (now - pollingSince >= SharedWord.CHECK_NANOS) {
+            pollingSince = now;
+            ring.reap();
         }
     }
 
@@ -483,7 +555,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             return false;
         }
         if (region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
-            return false;       // a survivor left for it already (its process was taken for dead)
+            region.state(rank);     // throws when the slot is corrupted: its place is then nobody's to settle
+            return false;           // a survivor left for it already (its process was taken for dead)
         }
         return leave("quit");
     }
@@ -491,20 +564,26 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /**
      * Drops this handle's future arrivals (and, if it never took a side, settles its side). Ownership is given up
      * first: a peer that a drop wakes (and that then quits) must find this handle gone, so that it is the last
-     * owner to quit.
+     * owner to quit. A step that fails (a corrupted word in a region) does not stop the others: the handle leaves
+     * everywhere it can, then the first failure is thrown, the others suppressed in it.
      */
     private boolean leave(String how) {
         if (ring.local != null) {
             ring.local.handles.remove(this);
         }
+        RuntimeException failure = null;
         if (acquired) {
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
             // is committed as failed, so the batch completes (as failed) even when no other producer is left;
             // the drops below then start from the next batch, as after any commit.
-            myProduced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " " + how
-                + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
             acquired = false;
-            myProduced[head].arrive(1);
+            try {
+                myProduced[head].recordFailure((int) headRound, new IllegalStateException("producer " + who() + " "
+                    + how + " after acquiring stage " + head + " (batch " + committed() + ") without committing it"));
+                myProduced[head].arrive(1);
+            } catch (RuntimeException e) {
+                failure = e;            // a corrupted word: leave everywhere else all the same
+            }
             if (++head == stages) {
                 head = 0;
                 headRound++;
@@ -514,14 +593,16 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         Side leaving = side;
         if (leaving == null) {
             ring.drop(ring.sides.quitUndecided());
-        }
-        for (int s = 0; s < stages && leaving != null; s++) {
+        } else {
             if (leaving.produces()) {
-                produced.drop(member, s, s < head ? headRound + 1 : headRound);
+                failure = produced.dropAll(member, head, headRound, failure);
             }
             if (leaving.consumes()) {
-                consumed.drop(member, s, s < tail ? tailRound + 1 : tailRound);
+                failure = consumed.dropAll(member, tail, tailRound, failure);
             }
+        }
+        if (failure != null) {
+            throw failure;
         }
         return last;
     }
@@ -648,14 +729,44 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     @Override
     public void abandon() {
+        leaveFor(RegionStages.ENDED, "(its thread '" + ownerName() + "' ended)");
+    }
+
+    /** Whether this handle's pipeline is in the region mapping whose memory is {@code scope}. */
+    boolean mappedIn(MemorySegment.Scope scope) {
+        return region != null && region.area.scope().equals(scope);
+    }
+
+    /**
+     * The region mapping this handle's pipeline is in is closing: if the caller owns it, or its owner has ended,
+     * it leaves as quit would (its slot says CLOSED, or ENDED), so that its peers go on or are told.
+     *
+     * @return false when its owner is another live thread: it is left alone
+     */
+    boolean regionClosed() {
+        if (ownerHasEnded()) {
+            abandon();
+        } else if (Thread.currentThread() == owner) {
+            leaveFor(RegionStages.CLOSED, "(its region was closed without quit())");
+        } else {
+            return !active;
+        }
+        return true;
+    }
+
+    /**
+     * Leaves on behalf of an owner that did not quit: an ended thread (any caller), or the owner closing the
+     * region. A region slot records why ({@code regionState}); in one process the ring's departures do.
+     */
+    private void leaveFor(int regionState, String how) {
         if (!ACTIVE.compareAndSet(this, true, false)
-            || region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.ENDED)) {
+            || region != null && !region.casState(rank, RegionStages.ACTIVE, regionState)) {
             return;
         }
         if (region == null) {
             ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");   // a region's slot says it
         }
-        leave("(its thread '" + ownerName() + "' ended)");
+        leave(how);
     }
 
     @Override
@@ -699,6 +810,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         return "Pipeline[" + scope() + ", " + who() + ", head " + head + ", tail " + tail + (active ? "" : ", quit")
             + "]";
     }
+
+    /** Acquires of rounds r with {@code (r & STALE_FAILURES) < 2} forget their stage's stale failure records. */
+    private static final long STALE_FAILURES = 4095;
 
     private static final VarHandle ACTIVE;
 

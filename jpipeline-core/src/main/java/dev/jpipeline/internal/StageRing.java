@@ -126,6 +126,24 @@ final class StageRing {
         return (long) OWNERS.getAndAdd(owners, 0L, -1L) == 1;
     }
 
+    /** Region rings: leaves for the ranks whose process died or whose thread ended (RegionReaper). */
+    void reap() {
+        reaper.reap();
+    }
+
+    /**
+     * The failure of round {@code round} of stage {@code stage} for lack of a dead producer's share, or null
+     * (region rings: RegionReaper.missingShare; in one process, a producer's thread that ended is one that quit).
+     */
+    Throwable missingShare(int stage, long round) {
+        return reaper == null || region.producerDeaths() == 0 ? null : reaper.missingShare(stage, round);
+    }
+
+    /** Region rings: leaves for rank {@code rank}, which will never act (RegionReaper.leaveFor). */
+    void leaveFor(int rank) {
+        reaper.leaveFor(rank, "rank " + rank + " (" + region.maker(rank) + ")");
+    }
+
     void departed(String note) {
         departures.add(note);
     }

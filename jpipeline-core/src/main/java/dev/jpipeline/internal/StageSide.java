@@ -131,10 +131,14 @@ final class StageSide {
         return true;
     }
 
-    /** The failure recorded in any group for phase {@code round} of stage {@code stage}, or null. */
-    Throwable failureOf(int stage, int round) {
-        for (PhaseBarrier[] group : groups) {
-            Throwable failure = group[stage].failureOf(round);
+    /**
+     * The failure recorded in any group for round {@code round} of stage {@code stage}, or null. A group deserted
+     * at the round is not asked: it delivered nothing there, and its records, which nobody replaces any more, may
+     * hold a failure of the phase 2^23 rounds before (phases are counted modulo 2^23).
+     */
+    Throwable failureOf(int stage, long round) {
+        for (int g = 0; g < groups.length; g++) {
+            Throwable failure = deserted(g, stage, round) ? null : groups[g][stage].failureOf((int) round);
             if (failure != null) {
                 return failure;
             }
@@ -155,6 +159,30 @@ final class StageSide {
             // raise it to round, unless a later round is there already
         }
         groups[g][stage].dropFromRound((int) round);
+    }
+
+    /**
+     * Drops member {@code member} from every stage from the round of its next arrival there, as quit does: its
+     * next arrival is for stage {@code next} of round {@code nextRound}, so stages before {@code next} are dropped
+     * from the round after. Every stage is dropped even when one fails (a corrupted word in a region), so that the
+     * member's peers are released wherever they can be.
+     *
+     * @param failure a failure of the caller's so far, or null
+     * @return {@code failure}, or else the first drop's failure, with the later ones suppressed in it; or null
+     */
+    RuntimeException dropAll(int member, int next, long nextRound, RuntimeException failure) {
+        for (int s = 0; s < stages(); s++) {
+            try {
+                drop(member, s, s < next ? nextRound + 1 : nextRound);
+            } catch (RuntimeException e) {
+                if (failure == null) {
+                    failure = e;
+                } else {
+                    failure.addSuppressed(e);
+                }
+            }
+        }
+        return failure;
     }
 
     /** Member {@code member} never arrives anywhere (an undecided quitter of a count partition). */
