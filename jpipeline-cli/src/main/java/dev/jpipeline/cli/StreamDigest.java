@@ -1,5 +1,6 @@
 package dev.jpipeline.cli;
 
+import dev.jpipeline.prefetch.Crc32cPart;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -7,9 +8,7 @@ import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
-import java.util.HashMap;
 import java.util.HexFormat;
-import java.util.Map;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.zip.CRC32C;
 
@@ -31,7 +30,6 @@ final class StreamDigest {
     private final long[][] partCrcs;
     private final long[][] partLengths;
     private final AtomicIntegerArray pending;
-    private final Map<Long, long[]> zeros = new HashMap<>();   // touched only by the combining consumer in turn
     private long crc;
 
     /** A digest for {@code consumers} consumers of a pipeline of {@code stages} stages. */
@@ -103,8 +101,7 @@ final class StreamDigest {
                 partLengths[slot][consumer] = share[1];
                 if (pending.decrementAndGet(slot) == 0) {
                     for (int c = 0; c < consumers; c++) {
-                        long[] operator = zeros.computeIfAbsent(partLengths[slot][c], Crc32c::zeros);
-                        crc = Crc32c.apply(operator, crc) ^ partCrcs[slot][c];
+                        crc = Crc32cPart.combine(crc, partCrcs[slot][c], partLengths[slot][c]);
                     }
                     pending.set(slot, consumers);
                 }

@@ -1,9 +1,10 @@
 package dev.jpipeline.prefetch;
 
 /**
- * Reading a chunk failed (an I/O error, the source ending early, a source's own exception): thrown by the
- * iteration at that chunk, with the original failure as the cause. Every earlier chunk was delivered intact; the
- * iteration ends here. No CUDA counterpart (the pipeline's own form is {@link dev.jpipeline.StageFailedException},
+ * Reading a chunk failed (an I/O error, the source ending early, a source's own exception), or, in the parallel
+ * form, computing on it or combining its result did: thrown at that chunk, with the original failure as the cause.
+ * The iteration delivered every earlier chunk intact and ends here; the parallel form stopped every thread and
+ * reports the lowest chunk that failed. No CUDA counterpart (the pipeline's own form is {@link dev.jpipeline.StageFailedException},
  * which names a stage and a batch rather than a chunk and its place in the source).
  */
 public final class ChunkFailedException extends RuntimeException {
@@ -20,11 +21,12 @@ public final class ChunkFailedException extends RuntimeException {
      *
      * @param chunk    the chunk's index, from 0
      * @param position the chunk's first byte, counted from the source's first iterated byte
+     * @param doing    what failed, for the message: "reading", "computing on", "combining the result of"
      * @param source   the source's name, for the message
      * @param cause    what failed
      */
-    ChunkFailedException(long chunk, long position, String source, Throwable cause) {
-        super("reading chunk " + chunk + " (from byte " + position + ") of " + source + " failed: " + cause, cause);
+    ChunkFailedException(long chunk, long position, String doing, String source, Throwable cause) {
+        super(doing + " chunk " + chunk + " (from byte " + position + ") of " + source + " failed: " + cause, cause);
         this.chunk = chunk;
         this.position = position;
     }

@@ -118,7 +118,7 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
             ahead = feed.advance();
         } catch (ChunkFeed.SourceFailure failure) {
             state = State.FAILED;
-            throw new ChunkFailedException(index + 1, nextPosition, name, failure.getCause());
+            throw new ChunkFailedException(index + 1, nextPosition, "reading", name, failure.getCause());
         }
         if (ahead < 0) {
             state = State.ENDED;

@@ -10,11 +10,26 @@ import java.util.Iterator;
 import java.util.Objects;
 
 /**
- * A source whose pieces can be copied asynchronously, in any order: each piece is one {@code memcpyAsync} (a
- * positional file read, or a copy from memory) into a stage buffer, issued by the iterating thread into its
- * thread-scope pipeline ({@link AheadFeed}).
+ * A source whose pieces can be copied asynchronously: each piece is one {@code memcpyAsync} (a positional file
+ * read, or a copy from memory) into a stage buffer, issued into the issuing thread's pipeline: the iterating
+ * thread's thread-scope one ({@link AheadFeed}), or a producer's of the parallel form.
  */
-sealed interface PieceSource {
+sealed interface PieceSource permits PieceSource.Positional, PieceSource.IterablePieces {
+
+    /**
+     * A source of known size whose bytes can be copied from any position, so that several producers can fill
+     * shares of one stage.
+     */
+    sealed interface Positional extends PieceSource permits FilePieces, SegmentPieces {
+        /** The source's size in bytes. */
+        long size();
+
+        /**
+         * Issues the asynchronous copy of the source's bytes {@code [offset, offset + length)} into the start of
+         * {@code dst}, as part of {@code pipe}'s acquired stage.
+         */
+        void copy(MemorySegment dst, long offset, long length, Pipeline pipe);
+    }
 
     /** Whether another piece follows (may run user code: an {@code Iterable}'s iterator). */
     boolean more();
@@ -28,19 +43,32 @@ sealed interface PieceSource {
     /** Closes what the source opened itself (a file given by path); never the user's own channel. */
     void close();
 
-    /** The bytes {@code [position, end)} of a file, read with positional reads on the copy engine. */
-    final class FilePieces implements PieceSource {
+    /** The bytes {@code [start, end)} of a file, read with positional reads on the copy engine. */
+    final class FilePieces implements Positional {
         private final FileChannel channel;
+        private final long start;
         private final long end;
         private final boolean owned;
+        /** The next piece's file position. */
         private long position;
 
         /** @param owned whether the channel was opened for this iteration (then {@link #close} closes it) */
-        FilePieces(FileChannel channel, long position, long end, boolean owned) {
+        FilePieces(FileChannel channel, long start, long end, boolean owned) {
             this.channel = channel;
-            this.position = position;
+            this.start = start;
+            this.position = start;
             this.end = end;
             this.owned = owned;
+        }
+
+        @Override
+        public long size() {
+            return end - start;
+        }
+
+        @Override
+        public void copy(MemorySegment dst, long offset, long length, Pipeline pipe) {
+            MemcpyAsync.memcpyAsync(dst, channel, start + offset, length, pipe);
         }
 
         @Override
@@ -51,7 +79,7 @@ sealed interface PieceSource {
         @Override
         public long issue(MemorySegment stage, Pipeline pipe) {
             long length = Math.min(stage.byteSize(), end - position);
-            MemcpyAsync.memcpyAsync(stage, channel, position, length, pipe);
+            copy(stage, position - start, length, pipe);
             position += length;
             return length;
         }
@@ -69,12 +97,22 @@ sealed interface PieceSource {
     }
 
     /** Bytes in memory, copied with {@code memcpyAsync}. */
-    final class SegmentPieces implements PieceSource {
+    final class SegmentPieces implements Positional {
         private final MemorySegment data;
         private long position;
 
         SegmentPieces(MemorySegment data) {
             this.data = data;
+        }
+
+        @Override
+        public long size() {
+            return data.byteSize();
+        }
+
+        @Override
+        public void copy(MemorySegment dst, long offset, long length, Pipeline pipe) {
+            MemcpyAsync.memcpyAsync(dst, data.asSlice(offset, length), length, pipe);
         }
 
         @Override
@@ -85,7 +123,7 @@ sealed interface PieceSource {
         @Override
         public long issue(MemorySegment stage, Pipeline pipe) {
             long length = Math.min(stage.byteSize(), data.byteSize() - position);
-            MemcpyAsync.memcpyAsync(stage, data.asSlice(position, length), length, pipe);
+            copy(stage, position, length, pipe);
             position += length;
             return length;
         }

@@ -13,6 +13,8 @@ import java.nio.channels.SelectableChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Objects;
+import java.util.function.BinaryOperator;
+import java.util.function.Function;
 
 /**
  * Prefetching iteration over a file or memory, in three lines: read ahead while computing (double or quad
@@ -239,41 +241,92 @@ public final class Prefetch {
     public Chunks open() {
         StageBuffers stageBuffers = new StageBuffers(stages, chunk, buffers);
         try {
-            return switch (source) {
-                case FileSource(FileChannel channel) -> {
-                    long from = channel.position();
-                    long end = Math.max(from, channel.size());
-                    yield ahead(new PieceSource.FilePieces(channel, from, end, false), stageBuffers, end - from);
-                }
-                case PathSource(Path path) -> {
-                    FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
-                    long size;
-                    try {
-                        size = channel.size();
-                    } catch (IOException e) {
-                        channel.close();
-                        throw e;
-                    }
-                    yield ahead(new PieceSource.FilePieces(channel, 0, size, true), stageBuffers, size);
-                }
-                case SegmentSource(MemorySegment data) ->
-                    ahead(new PieceSource.SegmentPieces(data), stageBuffers, data.byteSize());
-                case IterableSource(Iterable<MemorySegment> segments) ->
-                    ahead(new PieceSource.IterablePieces(segments.iterator()), stageBuffers, -1);
-                case StreamSource(ReadableByteChannel channel, String name) ->
-                    new Chunks(new ReaderFeed(channel, stageBuffers, name), name, -1);
-            };
-        } catch (IOException e) {
-            stageBuffers.free();
-            throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
+            if (source instanceof StreamSource(ReadableByteChannel channel, String name)) {
+                return new Chunks(new ReaderFeed(channel, stageBuffers, name), name, -1);
+            }
+            PieceSource pieces = openPieces();
+            long size = pieces instanceof PieceSource.Positional positional ? positional.size() : -1;
+            return new Chunks(new AheadFeed(pieces, stageBuffers, engine), source.name(), size);
         } catch (RuntimeException | Error e) {
             stageBuffers.free();
             throw e;
         }
     }
 
-    private Chunks ahead(PieceSource pieces, StageBuffers stageBuffers, long size) {
-        return new Chunks(new AheadFeed(pieces, stageBuffers, engine), source.name(), size);
+    /**
+     * The parallel form: {@code producers} threads read, {@code consumers} threads compute, results combine in
+     * order ({@link ParallelPrefetch#reduce}).
+     *
+     * @param producers threads that read; more than 1 only for a file or a memory segment
+     * @param consumers threads that compute
+     * @return the parallel form of this prefetch, with its options
+     * @throws IllegalArgumentException when a count is below 1, they add up to more than
+     *                                  {@link ParallelPrefetch#MAX_THREADS}, or a source without positions is
+     *                                  given several producers
+     */
+    public ParallelPrefetch parallel(int producers, int consumers) {
+        return new ParallelPrefetch(this, producers, consumers);
+    }
+
+    /** Opens a source other than a stream: its pieces, which {@link PieceSource#close} closes. */
+    private PieceSource openPieces() {
+        try {
+            return switch (source) {
+                case FileSource(FileChannel channel) -> {
+                    long from = channel.position();
+                    yield new PieceSource.FilePieces(channel, from, Math.max(from, channel.size()), false);
+                }
+                case PathSource(Path path) -> {
+                    FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+                    try {
+                        yield new PieceSource.FilePieces(channel, 0, channel.size(), true);
+                    } catch (IOException e) {
+                        channel.close();
+                        throw e;
+                    }
+                }
+                case SegmentSource(MemorySegment data) -> new PieceSource.SegmentPieces(data);
+                case IterableSource(Iterable<MemorySegment> segments) ->
+                    new PieceSource.IterablePieces(segments.iterator());
+                case StreamSource stream -> throw new IllegalStateException("a stream has no pieces: " + stream);
+            };
+        } catch (IOException e) {
+            throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
+        }
+    }
+
+    /** Whether several producers can split the source's chunks (it has positions). */
+    boolean hasPositions() {
+        return source instanceof FileSource || source instanceof PathSource || source instanceof SegmentSource;
+    }
+
+    String sourceName() {
+        return source.name();
+    }
+
+    long chunkBytes() {
+        return chunk;
+    }
+
+    /** {@link ParallelPrefetch#reduce}: opens the source and the buffers, runs, closes both. */
+    <R> R runParallel(int producers, int consumers, long shareAlignment, R identity,
+                      Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
+        PieceSource pieces = source instanceof StreamSource ? null : openPieces();
+        ReadableByteChannel stream = source instanceof StreamSource(ReadableByteChannel channel, String name)
+            ? channel : null;
+        try {
+            StageBuffers stageBuffers = new StageBuffers(stages, chunk, buffers);
+            try {
+                return new ParallelRun<>(source.name(), pieces, stream, stageBuffers, engine, producers, consumers,
+                    shareAlignment, chunk, identity, mapper, combiner).run();
+            } finally {
+                stageBuffers.free();        // every thread has ended: no copy writes into them any more
+            }
+        } finally {
+            if (pieces != null) {
+                pieces.close();
+            }
+        }
     }
 
     @Override

@@ -7,7 +7,6 @@ import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -33,9 +32,6 @@ import java.util.concurrent.atomic.AtomicInteger;
  * interruptible channel would close the user's channel.
  */
 final class ReaderFeed implements ChunkFeed {
-
-    /** A source that returns no bytes this many times in a row fails (it is non-blocking, or broken). */
-    private static final int MAX_EMPTY_READS = 1000;
 
     private final ReadableByteChannel source;
     private final StageBuffers buffers;
@@ -95,28 +91,16 @@ final class ReaderFeed implements ChunkFeed {
 
     /** Reads into stage {@code stage} until it is full or the source ends or fails, and records the outcome. */
     private void fill(int stage) {
-        ByteBuffer into = buffers.stage(stage).asByteBuffer();
-        boolean end = false;
-        Throwable failure = null;
         try {
-            for (int empty = 0; into.hasRemaining() && !closed; ) {
-                int n = source.read(into);
-                if (n < 0) {
-                    end = true;
-                    break;
-                }
-                empty = n == 0 ? empty + 1 : 0;
-                if (empty == MAX_EMPTY_READS) {
-                    throw new IOException("the source returned no bytes " + MAX_EMPTY_READS
-                        + " times in a row (a non-blocking channel cannot be prefetched)");
-                }
-            }
+            StreamReads.Filled filled = StreamReads.fill(source, buffers.stage(stage), () -> closed);
+            lengths[stage] = filled.length();
+            ends[stage] = filled.end();
+            failures[stage] = null;
         } catch (IOException | RuntimeException e) {
-            failure = e;
+            lengths[stage] = 0;
+            ends[stage] = true;
+            failures[stage] = e;
         }
-        lengths[stage] = into.position();
-        ends[stage] = end || failure != null;
-        failures[stage] = failure;
     }
 
     @Override
