@@ -223,7 +223,7 @@ public final class MemcpyAsync {
         }
         checkDestination(dst, bytes);
         checkUsable(dst, "destination");
-        return pipe.handle().read(dst.asSlice(0, bytes), channel, position);
+        return pipe.handle().read(slice(dst, 0, bytes), channel, position);
     }
 
     private static AsyncContractFulfillment intoPipeline(Group group, MemorySegment dst, MemorySegment src,

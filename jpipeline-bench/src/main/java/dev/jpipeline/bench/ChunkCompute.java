@@ -2,9 +2,15 @@ package dev.jpipeline.bench;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.zip.CRC32C;
 
-/** The per-chunk computations of the streaming benchmark: a light one (sum) and a heavier one (CRC32C). */
+/**
+ * The per-chunk computations of the streaming and prefetch benchmarks: a sum of longs (about as fast as a kernel
+ * copy from the page cache), CRC32C (an intrinsic, several times faster) and SHA-256 (several times slower).
+ */
 public enum ChunkCompute {
     /** Sum of the chunk's longs. */
     SUM {
@@ -25,6 +31,19 @@ public enum ChunkCompute {
             CRC32C crc = new CRC32C();
             crc.update(chunk.asByteBuffer());
             return crc.getValue();
+        }
+    },
+    /** The JDK's SHA-256 of the chunk (intrinsic where the CPU has SHA extensions): the digest's first 8 bytes. */
+    SHA256 {
+        @Override
+        long apply(MemorySegment chunk) {
+            try {
+                MessageDigest sha = MessageDigest.getInstance("SHA-256");
+                sha.update(chunk.asByteBuffer());
+                return ByteBuffer.wrap(sha.digest()).getLong();
+            } catch (NoSuchAlgorithmException e) {
+                throw new AssertionError("every JDK has SHA-256", e);
+            }
         }
     };
 

@@ -1,11 +1,12 @@
 package dev.jpipeline.cli;
 
+import dev.jpipeline.prefetch.ChunkFailedException;
+import dev.jpipeline.prefetch.Chunks;
 import dev.jpipeline.prefetch.Crc32cPart;
-import java.io.EOFException;
+import dev.jpipeline.prefetch.Prefetch;
 import java.io.IOException;
-import java.lang.foreign.Arena;
+import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
-import java.nio.ByteBuffer;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
@@ -20,8 +21,14 @@ import java.util.zip.CRC32C;
  * stage to finish combines the slot into the running CRC, before its release. The consumers take the stages in
  * order, so the last one of stage b+1 finishes after the last one of stage b has combined, and the decrements of
  * the per-slot countdown order those combines (each happens-before the next).
+ *
+ * <p>{@link #direct} computes the same over a source of known size without the run, reading it ahead through the
+ * {@code Prefetch} front: the check of a {@code --processes} run.
  */
 final class StreamDigest {
+
+    /** The most consumer threads of a direct pass's parallel form (fewer on a machine of fewer processors). */
+    private static final int DIRECT_CONSUMERS = 4;
 
     private final StreamOp op;
     private final int consumers;
@@ -47,37 +54,60 @@ final class StreamDigest {
     }
 
     /**
-     * {@code op} over all of {@code source}, a source of known size, computed here in one pass without a pipeline
-     * (as one consumer of one stage would, chunk by chunk): what a pipelined run over it must give.
+     * {@code op} over all of {@code source}, a source of known size, computed here without the run's pipeline: what
+     * a pipelined run over it must give. The bytes are read ahead with the library's own front,
+     * {@link Prefetch}: a combinable op (sum, crc32c) with its parallel form, whose consumers' results combine in
+     * source order (a sum, {@link Crc32cPart#then}); SHA-256, which is not combinable, by iterating the chunks in
+     * order. The pass reads in chunks of {@link Prefetch#DEFAULT_CHUNK} (a multiple of 8, as the sum's words
+     * need), whatever the run's chunk was. A file is read through its channel from its position, 0: the run's reads
+     * are positional and leave it there.
      *
-     * @throws IOException              when the file cannot be read to its size
+     * @throws IOException              when a file cannot be read to its size, or its size changed since the run
+     *                                  took it; the message is one line and names the file
      * @throws IllegalArgumentException for a stream of unknown size, which cannot be read again
      */
-    static String direct(StreamSource source, StreamOp op, long chunk) throws IOException {
-        StreamDigest digest = new StreamDigest(op, 1, 1);
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buffer = arena.allocate(chunk, 64);
-            for (long offset = 0; offset < source.size(); offset += chunk) {
-                long length = Math.min(chunk, source.size() - offset);
-                MemorySegment data = switch (source) {
-                    case StreamSource.Memory m -> m.data().asSlice(offset, length);
-                    case StreamSource.File f -> {
-                        ByteBuffer into = buffer.asSlice(0, length).asByteBuffer();
-                        while (into.hasRemaining()) {
-                            if (f.channel().read(into, offset + into.position()) < 0) {
-                                throw new EOFException(f.name() + " ended at " + (offset + into.position())
-                                    + " bytes, before its size of " + f.size());
-                            }
-                        }
-                        yield buffer;
-                    }
-                    case StreamSource.Sequential s -> throw new IllegalArgumentException("a direct pass needs a "
-                        + "source of known size that can be read again, not " + s.name());
-                };
-                digest.add(0, 0, data, length);
+    static String direct(StreamSource source, StreamOp op) throws IOException {
+        String failed = "a direct pass over " + source.name() + " failed";
+        Prefetch prefetch = switch (source) {
+            case StreamSource.Memory m -> Prefetch.from(m.data());
+            case StreamSource.File f -> {
+                long now;
+                try {
+                    now = f.channel().size();
+                } catch (IOException e) {
+                    throw new IOException(failed + ": " + e, e);
+                }
+                if (now != f.size()) {
+                    throw new IOException(f.name() + " changed size during the run, from " + f.size() + " to " + now
+                        + " bytes: a direct pass cannot read what the run read");
+                }
+                yield Prefetch.from(f.channel());
             }
+            case StreamSource.Sequential s -> throw new IllegalArgumentException("a direct pass needs a source of "
+                + "known size that can be read again, not " + s.name());
+        };
+        int consumers = Math.clamp(Runtime.getRuntime().availableProcessors(), 1, DIRECT_CONSUMERS);
+        prefetch.chunk(Prefetch.DEFAULT_CHUNK).stages(2 * consumers);
+        try {
+            return switch (op) {
+                case SUM -> text(op, prefetch.parallel(1, consumers).reduce(0L, StreamJob::sumWords, Long::sum));
+                case CRC32C -> text(op, prefetch.parallel(1, consumers)
+                    .reduce(Crc32cPart.EMPTY, Crc32cPart::of, Crc32cPart::then).value());
+                case SHA256 -> {
+                    MessageDigest sha = sha256();
+                    try (Chunks chunks = prefetch.open()) {
+                        for (MemorySegment chunk : chunks) {
+                            sha.update(chunk.asByteBuffer());
+                        }
+                    }
+                    yield HexFormat.of().formatHex(sha.digest());
+                }
+            };
+        } catch (ChunkFailedException e) {
+            throw new IOException(failed + " at byte " + e.position() + ": " + e.getCause(), e);
+        } catch (UncheckedIOException e) {          // the channel's position or size could not be read
+            throw new IOException(failed + ": " + e.getCause(), e);
         }
-        return digest.value();
     }
 
     /**
@@ -117,11 +147,16 @@ final class StreamDigest {
                 for (long s : sums) {
                     total += s;
                 }
-                yield String.format("0x%016x", total);
+                yield text(op, total);
             }
-            case CRC32C -> String.format("0x%08x", crc);
+            case CRC32C -> text(op, crc);
             case SHA256 -> HexFormat.of().formatHex(sha.digest());
         };
+    }
+
+    /** A sum or a CRC-32C as the report shows it: {@code 0x} and 16 or 8 hexadecimal digits. */
+    private static String text(StreamOp op, long value) {
+        return String.format(op == StreamOp.SUM ? "0x%016x" : "0x%08x", value);
     }
 
     private static MessageDigest sha256() {

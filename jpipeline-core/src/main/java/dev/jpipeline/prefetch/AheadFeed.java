@@ -7,7 +7,7 @@ import java.lang.foreign.MemorySegment;
 
 /**
  * A feed over a {@link PieceSource}: the iterating thread's own thread-scope pipeline
- * ({@code cuda::make_pipeline()}), kept {@code stages} chunks ahead of the iteration.
+ * ({@code cuda::make_pipeline()}), kept {@code stages - 1} chunks ahead of the one the iteration holds.
  *
  * <pre>
  *   chunks [next, issued) are issued: acquired, their copy issued on the copy engine, committed; chunk k is in
@@ -32,7 +32,7 @@ final class AheadFeed implements ChunkFeed {
     /** The length of each issued chunk, by stage. */
     private final long[] lengths;
     /** The source's failure while issuing a stage's chunk, by stage, else null. */
-    private final RuntimeException[] failures;
+    private final Throwable[] failures;
     /** Chunks issued (committed). */
     private long issued;
     /** The next chunk to wait for. */
@@ -46,7 +46,7 @@ final class AheadFeed implements ChunkFeed {
         this.source = source;
         this.buffers = buffers;
         this.lengths = new long[buffers.count()];
-        this.failures = new RuntimeException[buffers.count()];
+        this.failures = new Throwable[buffers.count()];
         this.pipe = Pipeline.make(engine);
         try {
             for (int s = 0; s < buffers.count(); s++) {
@@ -63,11 +63,11 @@ final class AheadFeed implements ChunkFeed {
         if (sourceDone) {
             return;
         }
-        RuntimeException failure = null;
+        Throwable failure = null;              // the source's own, an Error included: its chunk's failure
         boolean more;
         try {
             more = source.more();
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
             more = true;
             failure = e;
         }
@@ -81,7 +81,7 @@ final class AheadFeed implements ChunkFeed {
         if (failure == null) {
             try {
                 length = source.issue(buffers.stage(stage), pipe);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 failure = e;
             }
         }

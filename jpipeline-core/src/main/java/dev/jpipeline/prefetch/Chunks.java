@@ -4,6 +4,11 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.Spliterator;
+import java.util.Spliterators;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import java.util.stream.StreamSupport;
 
 /**
  * An open prefetching iteration: the chunks of a source, in order, each read into a stage buffer while the
@@ -23,6 +28,16 @@ import java.util.NoSuchElementException;
  * chunk was delivered intact; the iteration ends there. The iteration, and {@link #close()}, belong to the thread
  * that opened it. {@code close()} never waits for a source that does not answer (a stream's read that blocks),
  * and it frees the stage buffers once nothing can write into them.
+ *
+ * <p>Decisions: the waits of {@code hasNext()} and {@code next()} are uninterruptible, like the pipeline's (a
+ * stream that does not answer holds the iteration until it does; close the stream from another thread to end it).
+ * Memory from a user's buffer allocator ({@link Prefetch#buffers}) is checked to be alive when a chunk is handed
+ * out; freeing it while a chunk is in use is outside what the views can check (the view's scope is its own), so
+ * free it only after {@code close()}. After a {@link ChunkFailedException}, {@code hasNext()} throws rather than
+ * returning false, so that a loop that swallowed the failure cannot mistake it for the end. An iteration that is
+ * never closed (its thread ended without {@code close()}) keeps its off-heap buffers and a file opened by path:
+ * nothing closes it from another thread, so use try-with-resources. After a stream source's early close, its reader
+ * thread (a daemon) stays in a read that does not return until the stream answers or is closed by its owner.
  */
 public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
 
@@ -31,6 +46,8 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
     private final ChunkFeed feed;
     private final String name;
     private final long size;
+    /** The number of chunks, when the size is known, else -1. */
+    private final long count;
     private final Thread owner = Thread.currentThread();
     private State state = State.OPEN;
     private boolean iterated;
@@ -44,10 +61,12 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
     private long position;
     private long nextPosition;
 
-    Chunks(ChunkFeed feed, String name, long size) {
+    /** @param size the source's size, or -1; then {@code chunk}, the chunk size, gives the number of chunks */
+    Chunks(ChunkFeed feed, String name, long size, long chunk) {
         this.feed = feed;
         this.name = name;
         this.size = size;
+        this.count = size < 0 ? -1 : (size + chunk - 1) / chunk;
     }
 
     /**
@@ -57,6 +76,49 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
      */
     public long size() {
         return size;
+    }
+
+    /**
+     * The chunks as a sequential, ordered stream, sized when the source's size is known: one use of the iteration
+     * (instead of {@link #iterator()}), and closing the stream closes the chunks. Each element is valid until the
+     * stream takes the next one: map a chunk to what you need from it ({@code mapToLong}, {@code map}) in the
+     * stage that receives it. Operations that keep elements (sorting, collecting the segments themselves) keep
+     * views that fail when used, not stale bytes. The stream does not split: a parallel stream runs it on its own
+     * thread or fails, naming the thread; use {@link Prefetch#parallel} for parallel computation.
+     *
+     * @return the chunks, in order
+     * @throws IllegalStateException as {@link #iterator()}
+     */
+    public Stream<MemorySegment> stream() {
+        Iterator<MemorySegment> chunks = iterator();
+        int characteristics = Spliterator.ORDERED | Spliterator.NONNULL
+            | (count >= 0 ? Spliterator.SIZED | Spliterator.SUBSIZED : 0);
+        Spliterator<MemorySegment> spliterator = new Spliterators.AbstractSpliterator<>(
+                count >= 0 ? count : Long.MAX_VALUE, characteristics) {
+            private long delivered;
+
+            @Override
+            public boolean tryAdvance(Consumer<? super MemorySegment> action) {
+                if (!chunks.hasNext()) {
+                    return false;
+                }
+                MemorySegment chunk = chunks.next();
+                delivered++;
+                action.accept(chunk);
+                return true;
+            }
+
+            @Override
+            public Spliterator<MemorySegment> trySplit() {
+                return null;        // a chunk lives until the next step: no batch of chunks may be taken ahead
+            }
+
+            @Override
+            public long estimateSize() {
+                return count >= 0 ? count - delivered : Long.MAX_VALUE;
+            }
+        };
+        return StreamSupport.stream(spliterator, false).onClose(this::close);
     }
 
     /**
@@ -90,8 +152,15 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
                         + " chunks (" + nextPosition + " bytes)");
                 }
                 stepped = false;
+                MemorySegment buffer;
+                try {
+                    buffer = StageBuffers.alive(feed.buffer(), name);
+                } catch (IllegalStateException e) {
+                    state = State.FAILED;
+                    throw e;
+                }
                 view = Arena.ofConfined();
-                return feed.buffer().reinterpret(ahead, view, null);
+                return buffer.reinterpret(ahead, view, null);
             }
         };
     }

@@ -12,7 +12,7 @@ import java.util.zip.CRC32C;
  * <p>Appending n zero bytes to a CRC is a linear map over GF(2); the map for 2^k zero bytes is a 32 x 32 bit
  * matrix, squared once per bit of n (the method of zlib's {@code crc32_combine}). Castagnoli polynomial,
  * reflected: 0x82F63B78. The map of the last length used is kept (parts are mostly of one length), so combining
- * parts of a length seen last costs 32 matrix-vector products.
+ * parts of a length seen last costs one matrix-vector product.
  *
  * @param value  the CRC-32C of the part, as {@link CRC32C#getValue()} gives it
  * @param length the part's length in bytes

@@ -74,7 +74,8 @@ public final class ParallelPrefetch {
     /**
      * Reads the whole source, applies {@code mapper} to each chunk (or each share of one) on the consumer
      * threads, and combines the results in source order, starting from {@code identity}. Returns once every
-     * thread has ended.
+     * thread has ended and no copy is in flight. A combiner may return null; the result is then whatever it
+     * returned (null is passed on, not refused).
      *
      * @param identity the result of no bytes, and the identity of {@code combiner}
      * @param mapper   a chunk's (or a share's) result; the segment is valid during the call only
@@ -82,7 +83,15 @@ public final class ParallelPrefetch {
      * @param <R>      the result type
      * @return the combined result of every chunk, in order
      * @throws ChunkFailedException         when a read, the mapper or the combiner failed (the lowest chunk)
-     * @throws java.io.UncheckedIOException when a file cannot be opened
+     * @throws java.io.UncheckedIOException when a file cannot be opened, or is a directory
+     * @throws IllegalArgumentException     when a {@code FileChannel} was not opened for reading, or the buffer
+     *                                      allocator gives unusable segments (see
+     *                                      {@link Prefetch#open()})
+     * @throws IllegalStateException        when the copy engine is closed (a source other than a stream)
+     * @throws java.util.concurrent.CancellationException when the calling thread is interrupted: every thread
+     *                                      stops at its next chunk, the call returns at once (the interrupt
+     *                                      status kept) without waiting for a mapper or a stream read that
+     *                                      blocks, and the buffers are freed once the last thread has ended
      */
     public <R> R reduce(R identity, Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
         Objects.requireNonNull(mapper, "mapper");

@@ -11,6 +11,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.ReadableByteChannel;
 import java.time.Duration;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
@@ -31,10 +33,16 @@ import java.util.function.Function;
  *            batch); whole chunks are dealt round-robin (consumer k mod C computes chunk k), or each consumer
  *            computes its share of every chunk. Each result goes to OrderedResults before the release.
  * Stopping   a failure (a copy's, the source's, the mapper's, the combiner's) is kept, the lowest chunk winning,
- *            and sets `stop`: every thread leaves at its next batch and quits. A peer's wait that then can never
- *            complete (no producer or consumer left) throws IllegalStateException, which a stopping thread
- *            ignores. The caller gets the failure once every thread has ended, so no copy writes into the
- *            buffers after reduce returns.
+ *            and sets `stop`: producers leave at their next batch and quit; consumers drain: they wait for and
+ *            release every batch still committed (its copies land, as a wait needs them: copies can outlive their
+ *            producer's quit) until no producer is left. A peer's wait that then can never complete (no producer
+ *            or consumer left) throws IllegalStateException, which a stopping thread ignores; any other throwable
+ *            of a thread is kept and stops the run too (no thread fails the team early). The caller gets the
+ *            failure once every thread has ended.
+ * Freeing    the buffers (and a file opened by path) are freed by the last of the threads and the caller to leave
+ *            (users counts down): normally the caller, after the team ended. An interrupt of the caller stops the
+ *            run and returns at once (CancellationException, interrupt status kept) without waiting for a mapper
+ *            or a stream read that blocks; the last thread to end frees them then.
  * </pre>
  */
 final class ParallelRun<R> {
@@ -62,14 +70,22 @@ final class ParallelRun<R> {
     private final boolean[] ends;
     private final Throwable[] failures;
     private final AtomicReference<ChunkFailedException> failure = new AtomicReference<>();
+    /** A thread's throwable that is no chunk's failure (a bug, or a failure of the pipeline itself). */
+    private final AtomicReference<Throwable> unexpected = new AtomicReference<>();
     private volatile boolean stop;
+    /** Frees the buffers and closes a file opened by path: run by the last of {@link #users} to leave. */
+    private final Runnable free;
+    /** The threads and the caller still using the buffers. */
+    private final AtomicInteger users;
     /** The chunks the source held, counted by consumer 0 (read after the team has ended). */
     private long chunks;
 
     ParallelRun(String source, PieceSource pieces, ReadableByteChannel stream, StageBuffers buffers, CopyEngine engine,
                 int producers, int consumers, long shareAlignment, long chunk, R identity,
-                Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
+                Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner, Runnable free) {
         this.source = source;
+        this.free = free;
+        this.users = new AtomicInteger(producers + consumers + 1);
         this.pieces = pieces;
         this.stream = stream;
         this.buffers = buffers;
@@ -89,27 +105,64 @@ final class ParallelRun<R> {
         this.failures = new Throwable[stages];
     }
 
-    /** Runs the team and returns the combined result, or throws the lowest chunk's failure. */
+    /** Runs the team and returns the combined result, or throws the lowest chunk's failure; frees the buffers. */
     R run() {
-        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, buffers.count())
-            .copyEngine(engine).build();
-        ThreadTeam.ofPlatform(producers + consumers).run(NO_LIMIT, group -> {
-            int rank = group.threadRank();
-            try (Pipeline pipe = Pipeline.make(group, state, producers)) {
-                if (rank < producers) {
-                    produce(pipe, rank);
-                } else {
-                    consume(pipe, rank - producers);
+        ThreadTeam team;
+        PipelineSharedState state;
+        try {
+            state = PipelineSharedState.builder(ThreadScope.BLOCK, buffers.count()).copyEngine(engine).build();
+            team = ThreadTeam.ofPlatform(producers + consumers);
+        } catch (RuntimeException | Error e) {
+            free.run();
+            throw e;
+        }
+        try {
+            team.run(NO_LIMIT, group -> {
+                int rank = group.threadRank();
+                try (Pipeline pipe = Pipeline.make(group, state, producers)) {
+                    if (rank < producers) {
+                        produce(pipe, rank);
+                    } else {
+                        consume(pipe, rank - producers);
+                    }
+                } catch (Throwable t) {
+                    if (!(stop && t instanceof IllegalStateException)) {     // else: a peer gone, after a stop
+                        unexpected.compareAndSet(null, t);
+                        stop = true;
+                    }
+                } finally {
+                    leave();
                 }
-            } catch (IllegalStateException peerGone) {
-                if (!stop) {
-                    throw peerGone;
-                }
+            });
+        } catch (ThreadTeam.TeamFailure e) {
+            stop = true;
+            if (e.getCause() instanceof InterruptedException) {
+                CancellationException cancelled = new CancellationException("the parallel prefetch of " + source
+                    + " was interrupted: every thread stops at its next chunk, and the buffers are freed once they "
+                    + "have all ended");
+                cancelled.initCause(e);
+                throw cancelled;
             }
-        });
+            throw e;
+        } finally {
+            leave();
+        }
         ChunkFailedException failed = failure.get();
+        Throwable other = unexpected.get();
         if (failed != null) {
+            if (other != null) {
+                failed.addSuppressed(other);
+            }
             throw failed;
+        }
+        if (other instanceof RuntimeException e) {
+            throw e;
+        }
+        if (other instanceof Error e) {
+            throw e;
+        }
+        if (other != null) {
+            throw new IllegalStateException("the parallel prefetch of " + source + " failed: " + other, other);
         }
         long expected = chunks * (shareAlignment == 0 ? 1 : consumers);
         if (results.folded() != expected) {
@@ -117,6 +170,13 @@ final class ParallelRun<R> {
                 + " results of " + expected + " (" + chunks + " chunks): a result was lost");
         }
         return results.result();
+    }
+
+    /** A thread, or the caller, is done with the buffers; the last frees them. */
+    private void leave() {
+        if (users.decrementAndGet() == 0) {
+            free.run();
+        }
     }
 
     private void produce(Pipeline pipe, int producer) {
@@ -131,7 +191,11 @@ final class ParallelRun<R> {
                 long from = shareStart(length, producers, producer, 1);
                 long to = shareStart(length, producers, producer + 1, 1);
                 if (to > from) {
-                    positional.copy(buffer.asSlice(from, to - from), position + from, to - from, pipe);
+                    try {
+                        positional.copy(buffer.asSlice(from, to - from), position + from, to - from, pipe);
+                    } catch (RuntimeException e) {          // refused (a source segment freed): the chunk's failure
+                        fail(new ChunkFailedException(k, position, "reading", source, e));
+                    }
                 }
                 end = k == batches - 1;
                 if (producer == 0) {
@@ -161,7 +225,7 @@ final class ParallelRun<R> {
             }
             record(stage, pieces.issue(buffer, pipe), false, null);
             return false;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {       // the source's own Error is its chunk's failure
             record(stage, 0, true, e);
             return true;
         }
@@ -182,14 +246,18 @@ final class ParallelRun<R> {
             } catch (StageFailedException e) {
                 fail(new ChunkFailedException(k, position, "reading", source, e.getCause()));
                 pipe.consumerRelease();
-                return;
+                break;
             }
             long length = lengths[stage];
             boolean end = ends[stage] || k == batches - 1;
             if (failures[stage] != null) {
                 fail(new ChunkFailedException(k, position, "reading", source, failures[stage]));
                 pipe.consumerRelease();
-                return;
+                break;
+            }
+            if (stop) {                 // a producer's copy was refused (or a peer failed): the stage holds no chunk
+                pipe.consumerRelease();
+                break;
             }
             boolean isChunk = length > 0 || !ends[stage];       // an empty end batch is no chunk
             if (isChunk) {
@@ -198,7 +266,7 @@ final class ParallelRun<R> {
                 } catch (ChunkFailedException e) {
                     fail(e);
                     pipe.consumerRelease();
-                    return;
+                    break;
                 }
             }
             pipe.consumerRelease();
@@ -209,6 +277,24 @@ final class ParallelRun<R> {
             if (end) {
                 return;
             }
+        }
+        if (stop) {
+            drain(pipe);
+        }
+    }
+
+    /**
+     * After a stop: waits for and releases every batch still committed, so that no copy is in flight once the
+     * thread ends, until no producer is left (the wait's IllegalStateException, which the stopping thread ignores).
+     */
+    private void drain(Pipeline pipe) {
+        while (true) {
+            try {
+                pipe.consumerWait();
+            } catch (StageFailedException ignored) {
+                // a chunk after the stop: its failure is nobody's to see
+            }
+            pipe.consumerRelease();
         }
     }
 
@@ -228,6 +314,11 @@ final class ParallelRun<R> {
 
     /** The mapper on a view of {@code buffer}'s bytes that ends with the call. */
     private R apply(MemorySegment buffer, long from, long length, long k, long position) {
+        try {
+            StageBuffers.alive(buffer, source);
+        } catch (IllegalStateException e) {
+            throw new ChunkFailedException(k, position, "reading", source, e);
+        }
         try (Arena scope = Arena.ofConfined()) {
             return mapper.apply(buffer.asSlice(from, length).reinterpret(scope, null));
         } catch (RuntimeException | Error e) {

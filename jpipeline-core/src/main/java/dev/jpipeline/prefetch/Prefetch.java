@@ -1,17 +1,21 @@
 package dev.jpipeline.prefetch;
 
 import dev.jpipeline.copy.CopyEngine;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
-import java.nio.channels.Channels;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.channels.NonReadableChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SelectableChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
@@ -51,8 +55,11 @@ public final class Prefetch {
     public static final int DEFAULT_STAGES = 4;
     /** The largest chunk: 1 GiB, so that every chunk has a {@code ByteBuffer} view. */
     public static final long MAX_CHUNK = 1L << 30;
-    /** The most stages. */
-    public static final int MAX_STAGES = 1024;
+    /**
+     * The most stages: the pipeline's ({@link dev.jpipeline.PipelineSharedState#MAX_STAGES}, CUDA's {@code uint8_t}),
+     * which a stream source and the parallel form are built on.
+     */
+    public static final int MAX_STAGES = dev.jpipeline.PipelineSharedState.MAX_STAGES;
 
     /** Where the bytes come from; opened by {@link #open()}. */
     private sealed interface Source {
@@ -87,7 +94,8 @@ public final class Prefetch {
         }
     }
 
-    private record StreamSource(ReadableByteChannel channel, String name) implements Source {
+    /** @param owned a file channel opened for this prefetch, closed once the reader is done with it, else null */
+    private record StreamSource(ReadableByteChannel channel, String name, Closeable owned) implements Source {
     }
 
     private final Source source;
@@ -102,7 +110,9 @@ public final class Prefetch {
 
     /**
      * Prefetches a file channel from its position to its size at {@link #open()}, with positional reads on the
-     * copy engine; the channel's position is left as it was, and the channel is not closed.
+     * copy engine; the channel's position is left as it was, and the channel is not closed. A channel with no bytes
+     * past its position by its size (a {@code /proc} file, whose size is known only at its end, a FIFO, a device)
+     * is read in order to its end instead, as a stream is, which moves its position.
      *
      * @param channel an open file channel, readable
      * @return a prefetch of it, with the default options
@@ -112,7 +122,9 @@ public final class Prefetch {
     }
 
     /**
-     * Prefetches a file, opened for reading by {@link #open()} and closed by {@link Chunks#close()}.
+     * Prefetches a file, opened for reading by {@link #open()} and closed by {@link Chunks#close()}. A file whose
+     * size is 0 (a {@code /proc} file, whose size is known only at its end, a FIFO, a device, or an empty file) is
+     * read in order to its end, as a stream is; a directory is refused at {@code open()}.
      *
      * @param file the file
      * @return a prefetch of it, with the default options
@@ -159,7 +171,7 @@ public final class Prefetch {
             throw new IllegalArgumentException("a prefetched channel must be blocking: " + channel
                 + " is in non-blocking mode (its reads may return no bytes at any time)");
         }
-        return new Prefetch(new StreamSource(channel, "a ReadableByteChannel"));
+        return new Prefetch(new StreamSource(channel, "a ReadableByteChannel", null));
     }
 
     /**
@@ -169,8 +181,8 @@ public final class Prefetch {
      * @return a prefetch of it, with the default options
      */
     public static Prefetch from(InputStream in) {
-        return new Prefetch(new StreamSource(Channels.newChannel(Objects.requireNonNull(in, "in")),
-            "an InputStream"));
+        return new Prefetch(new StreamSource(StreamReads.channel(Objects.requireNonNull(in, "in")),
+            "an InputStream", null));
     }
 
     /**
@@ -190,8 +202,9 @@ public final class Prefetch {
     }
 
     /**
-     * Sets the number of stages: how many chunks are read ahead of the iteration (each has a buffer of the chunk
-     * size). 2 is double buffering; 1 reads the next chunk only once the iteration has left the current one.
+     * Sets the number of stages: how many chunks are in buffers at once (each has a buffer of the chunk size), the
+     * one the loop holds and {@code count - 1} read ahead of it. 2 is double buffering; 1 reads the next chunk only
+     * once the iteration has left the current one.
      *
      * @param count 1 to {@link #MAX_STAGES}
      * @return this
@@ -219,7 +232,7 @@ public final class Prefetch {
 
     /**
      * Sets where the stage buffers come from: {@code stages} segments of the chunk size, allocated by each
-     * {@link #open()}. By default each iteration allocates them off-heap in an arena of its own and frees them at
+     * {@link #open()} (for a source of known size, no more and no larger than it needs). By default each iteration allocates them off-heap in an arena of its own and frees them at
      * {@link Chunks#close()}; memory from {@code allocator} is the caller's to free, after the close.
      *
      * @param allocator the allocator, or null for the default
@@ -236,21 +249,57 @@ public final class Prefetch {
      *
      * @return the open iteration; close it
      * @throws UncheckedIOException     when a file cannot be opened, or its size read
-     * @throws IllegalArgumentException when the buffer allocator gives too small or read-only segments
+     * @throws IllegalArgumentException when the buffer allocator gives segments that are too small, read-only, on
+     *                                  the heap, of a confined arena, or overlapping one another
+     * @throws IllegalStateException    when the copy engine is closed (a source other than a stream)
+     * @throws IllegalArgumentException when a {@code FileChannel} with bytes to read was not opened for reading
      */
     public Chunks open() {
-        StageBuffers stageBuffers = new StageBuffers(stages, chunk, buffers);
-        try {
-            if (source instanceof StreamSource(ReadableByteChannel channel, String name)) {
-                return new Chunks(new ReaderFeed(channel, stageBuffers, name), name, -1);
+        if (readAsStream() instanceof StreamSource(ReadableByteChannel channel, String name, Closeable owned)) {
+            StageBuffers stageBuffers = null;
+            try {
+                stageBuffers = new StageBuffers(stages, chunk, buffers);
+                return new Chunks(new ReaderFeed(channel, stageBuffers, name, owned), name, -1, chunk);
+            } catch (RuntimeException | Error e) {
+                if (stageBuffers != null) {
+                    stageBuffers.free();
+                }
+                closeOwned(owned, e);
+                throw e;
             }
-            PieceSource pieces = openPieces();
+        }
+        checkEngine();
+        PieceSource pieces = openPieces();
+        StageBuffers stageBuffers = null;
+        try {
+            stageBuffers = stageBuffersFor(pieces);
             long size = pieces instanceof PieceSource.Positional positional ? positional.size() : -1;
-            return new Chunks(new AheadFeed(pieces, stageBuffers, engine), source.name(), size);
+            return new Chunks(new AheadFeed(pieces, stageBuffers, engine), source.name(), size, chunk);
         } catch (RuntimeException | Error e) {
-            stageBuffers.free();
+            try {
+                pieces.close();                 // a file opened by path is closed on every failure (idempotent)
+            } catch (RuntimeException closing) {
+                e.addSuppressed(closing);
+            }
+            if (stageBuffers != null) {
+                stageBuffers.free();
+            }
             throw e;
         }
+    }
+
+    /**
+     * The stage buffers for a source with pieces: no more and no larger than a source of known size needs, so that
+     * a small file with large chunks does not allocate {@code stages} chunks (10 bytes with 1 GiB chunks: one
+     * buffer of 10 bytes).
+     */
+    private StageBuffers stageBuffersFor(PieceSource pieces) {
+        if (pieces instanceof PieceSource.Positional positional) {
+            long size = positional.size();
+            long batches = Math.max(1, size / chunk + (size % chunk == 0 ? 0 : 1));
+            return new StageBuffers((int) Math.min(stages, batches), Math.max(1, Math.min(chunk, size)), buffers);
+        }
+        return new StageBuffers(stages, chunk, buffers);
     }
 
     /**
@@ -266,6 +315,14 @@ public final class Prefetch {
      */
     public ParallelPrefetch parallel(int producers, int consumers) {
         return new ParallelPrefetch(this, producers, consumers);
+    }
+
+    /** A source with pieces copies on the copy engine: a closed one is refused before anything is opened. */
+    private void checkEngine() {
+        if (engine.isClosed()) {
+            throw new IllegalStateException("the copy engine of a prefetch of " + source.name()
+                + " is closed: give an open one to copyEngine(), or leave the default");
+        }
     }
 
     /** Opens a source other than a stream: its pieces, which {@link PieceSource#close} closes. */
@@ -295,6 +352,65 @@ public final class Prefetch {
         }
     }
 
+    /**
+     * The source as a stream when it must be read in order: a stream, or a file with no bytes past its position
+     * by its size (its size is known only at its end: {@code /proc}, a FIFO, a device; or it is empty), opened here
+     * when given by path; else null. A directory given by path is refused.
+     *
+     * @throws UncheckedIOException when the file cannot be opened or sized, or is a directory
+     */
+    private StreamSource readAsStream() {
+        try {
+            return switch (source) {
+                case StreamSource stream -> stream;
+                case FileSource(FileChannel channel) -> {
+                    if (channel.size() <= channel.position()) {
+                        yield new StreamSource(channel, source.name(), null);
+                    }
+                    try {
+                        channel.read(ByteBuffer.allocate(0), channel.position());    // checks readability first
+                    } catch (NonReadableChannelException e) {
+                        throw new IllegalArgumentException("a prefetched FileChannel must be open for reading: "
+                            + channel + " was opened without READ", e);
+                    }
+                    yield null;
+                }
+                case PathSource(Path path) -> {
+                    BasicFileAttributes file = Files.readAttributes(path, BasicFileAttributes.class);
+                    if (file.isDirectory()) {
+                        throw new IOException(path + " is a directory");
+                    }
+                    if (file.isRegularFile() && file.size() > 0) {
+                        yield null;
+                    }
+                    FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+                    yield new StreamSource(channel, source.name(), channel);
+                }
+                case SegmentSource segment -> null;
+                case IterableSource iterable -> null;
+            };
+        } catch (IOException e) {
+            throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
+        }
+    }
+
+    /**
+     * Closes a file opened for a stream read (null: none): once its reader is done, or when the set-up failed, then
+     * keeping {@code failure} first (a failure to close is added to it; without one it is dropped, since a file only
+     * read from loses nothing when its close fails).
+     */
+    static void closeOwned(Closeable owned, Throwable failure) {
+        if (owned != null) {
+            try {
+                owned.close();
+            } catch (IOException | RuntimeException closing) {
+                if (failure != null) {
+                    failure.addSuppressed(closing);
+                }
+            }
+        }
+    }
+
     /** Whether several producers can split the source's chunks (it has positions). */
     boolean hasPositions() {
         return source instanceof FileSource || source instanceof PathSource || source instanceof SegmentSource;
@@ -308,25 +424,48 @@ public final class Prefetch {
         return chunk;
     }
 
-    /** {@link ParallelPrefetch#reduce}: opens the source and the buffers, runs, closes both. */
+    /** {@link ParallelPrefetch#reduce}: opens the source and the buffers, runs; the run frees both. */
     <R> R runParallel(int producers, int consumers, long shareAlignment, R identity,
                       Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
-        PieceSource pieces = source instanceof StreamSource ? null : openPieces();
-        ReadableByteChannel stream = source instanceof StreamSource(ReadableByteChannel channel, String name)
-            ? channel : null;
+        StreamSource asStream = readAsStream();
+        if (asStream == null) {
+            checkEngine();
+        }
+        PieceSource pieces = asStream == null ? openPieces() : null;
+        ReadableByteChannel stream = asStream == null ? null : asStream.channel();
+        Closeable owned = asStream == null ? null : asStream.owned();
+        StageBuffers stageBuffers;
         try {
-            StageBuffers stageBuffers = new StageBuffers(stages, chunk, buffers);
-            try {
-                return new ParallelRun<>(source.name(), pieces, stream, stageBuffers, engine, producers, consumers,
-                    shareAlignment, chunk, identity, mapper, combiner).run();
-            } finally {
-                stageBuffers.free();        // every thread has ended: no copy writes into them any more
-            }
-        } finally {
+            stageBuffers = pieces != null ? stageBuffersFor(pieces) : new StageBuffers(stages, chunk, buffers);
+        } catch (RuntimeException | Error e) {
             if (pieces != null) {
                 pieces.close();
             }
+            closeOwned(owned, e);
+            throw e;
         }
+        // Called once nothing can write into the buffers or read the file any more (ParallelRun says when).
+        Runnable free = () -> {
+            try {
+                stageBuffers.free();
+            } finally {
+                if (pieces != null) {
+                    pieces.close();
+                }
+                closeOwned(owned, null);
+            }
+        };
+        ParallelRun<R> run;
+        try {
+            // a file read as a stream (sized only at its end) is read in order, by one producer
+            int readers = stream == null ? producers : 1;
+            run = new ParallelRun<>(source.name(), pieces, stream, stageBuffers, engine, readers, consumers,
+                shareAlignment, chunk, identity, mapper, combiner, free);
+        } catch (RuntimeException | Error e) {
+            free.run();
+            throw e;
+        }
+        return run.run();
     }
 
     @Override

@@ -5,6 +5,7 @@ import dev.jpipeline.PipelineRole;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
+import java.io.Closeable;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.ReadableByteChannel;
@@ -44,13 +45,17 @@ final class ReaderFeed implements ChunkFeed {
     private volatile boolean closed;
     /** Sides still using the buffers: the last to end frees them. */
     private final AtomicInteger owners = new AtomicInteger(2);
+    /** A file opened for this feed (a file sized only at its end), closed when the buffers are freed; or null. */
+    private final Closeable owned;
     /** Chunks waited for. */
     private long next;
     private boolean holding;
     private boolean ended;
 
-    ReaderFeed(ReadableByteChannel source, StageBuffers buffers, String name) {
+    /** @param owned a file opened for this feed, closed with the buffers; null for the user's stream */
+    ReaderFeed(ReadableByteChannel source, StageBuffers buffers, String name, Closeable owned) {
         this.source = source;
+        this.owned = owned;
         this.buffers = buffers;
         int stages = buffers.count();
         this.lengths = new long[stages];
@@ -96,7 +101,7 @@ final class ReaderFeed implements ChunkFeed {
             lengths[stage] = filled.length();
             ends[stage] = filled.end();
             failures[stage] = null;
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {       // the source's own Error is its chunk's failure
             lengths[stage] = 0;
             ends[stage] = true;
             failures[stage] = e;
@@ -144,7 +149,11 @@ final class ReaderFeed implements ChunkFeed {
     /** One side is done with the buffers; the second frees them. */
     private void release() {
         if (owners.decrementAndGet() == 0) {
-            buffers.free();
+            try {
+                buffers.free();
+            } finally {
+                Prefetch.closeOwned(owned, null);
+            }
         }
     }
 }

@@ -28,16 +28,55 @@ final class StageBuffers {
         this.stages = new MemorySegment[count];
         try {
             for (int s = 0; s < count; s++) {
-                stages[s] = from.allocate(bytes, ALIGNMENT);
-                if (stages[s].byteSize() < bytes || stages[s].isReadOnly()) {
-                    throw new IllegalArgumentException("the buffer allocator gave a segment of " + stages[s].byteSize()
-                        + " bytes" + (stages[s].isReadOnly() ? ", read-only," : "") + " for a stage of " + bytes);
-                }
+                MemorySegment given = from.allocate(bytes, ALIGNMENT);
+                check(given, s, bytes);
+                // of a larger segment, only the chunk's bytes: chunks keep their size, and the overlap check holds
+                stages[s] = given.byteSize() == bytes ? given : given.asSlice(0, bytes);
             }
         } catch (RuntimeException | Error e) {
             free();
             throw e;
         }
+    }
+
+    /** A thread that owns no arena: a confined segment is not accessible from it. */
+    private static final Thread ANOTHER_THREAD = Thread.ofVirtual().unstarted(() -> { });
+
+    /**
+     * Refuses a user's buffer that the iteration cannot use: too small, read-only, on the heap (the chunks are
+     * views of native memory), confined (copy workers and the reader thread write into it), or overlapping an
+     * earlier stage's (a refill would overwrite a chunk). Alignment is only a wish: a misaligned buffer works.
+     */
+    private void check(MemorySegment buffer, int slot, long bytes) {
+        String wrong = buffer.byteSize() < bytes ? "of " + buffer.byteSize() + " bytes"
+            : buffer.isReadOnly() ? "read-only"
+            : !buffer.isNative() ? "a heap segment (stage buffers must be native: use an Arena)"
+            : !buffer.isAccessibleBy(ANOTHER_THREAD) ? "of a confined arena (other threads write into stage buffers: "
+                + "use Arena.ofShared() or Arena.ofAuto())"
+            : null;
+        for (int s = 0; wrong == null && s < slot; s++) {
+            if (buffer.asSlice(0, bytes).asOverlappingSlice(stages[s].asSlice(0, bytes)).isPresent()) {
+                wrong = "overlapping the buffer of stage " + s + " (each stage needs memory of its own)";
+            }
+        }
+        if (wrong != null) {
+            throw new IllegalArgumentException("the buffer allocator gave stage " + slot + " a segment " + wrong
+                + " for a stage of " + bytes + " bytes");
+        }
+    }
+
+    /**
+     * {@code buffer}, refused when its memory was freed (a user's allocator's, before the close), so that no view
+     * of freed memory is handed out.
+     *
+     * @throws IllegalStateException naming {@code source} and the rule
+     */
+    static MemorySegment alive(MemorySegment buffer, String source) {
+        if (!buffer.scope().isAlive()) {
+            throw new IllegalStateException("the stage buffers of the chunks of " + source + " were freed before "
+                + "the iteration ended: memory from a buffer allocator must outlive close() or reduce()");
+        }
+        return buffer;
     }
 
     int count() {

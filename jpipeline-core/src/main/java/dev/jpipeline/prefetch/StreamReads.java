@@ -1,6 +1,7 @@
 package dev.jpipeline.prefetch;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
 import java.nio.ByteBuffer;
 import java.nio.channels.ReadableByteChannel;
@@ -20,6 +21,44 @@ final class StreamReads {
     }
 
     private StreamReads() {
+    }
+
+    /**
+     * An input stream as a channel whose read is one {@code InputStream.read}: unlike
+     * {@link java.nio.channels.Channels#newChannel(InputStream)}, which loops for as long as the stream returns no
+     * bytes (forever, for a broken stream), a read that returns 0 comes back, so that {@link #fill} counts it.
+     */
+    static ReadableByteChannel channel(InputStream in) {
+        return new ReadableByteChannel() {
+            private byte[] transfer = new byte[0];
+            private boolean open = true;
+
+            @Override
+            public int read(ByteBuffer dst) throws IOException {
+                int want = Math.min(dst.remaining(), 64 << 10);
+                if (transfer.length < want) {
+                    transfer = new byte[want];
+                }
+                int n = in.read(transfer, 0, want);
+                if (n > want) {
+                    throw new IOException("the input stream returned " + n + " bytes for a read of at most " + want);
+                }
+                if (n > 0) {
+                    dst.put(transfer, 0, n);
+                }
+                return n < 0 ? -1 : n;
+            }
+
+            @Override
+            public boolean isOpen() {
+                return open;
+            }
+
+            @Override
+            public void close() {
+                open = false;
+            }
+        };
     }
 
     /**

@@ -11,7 +11,7 @@
  * <p>No CUDA counterpart: this is the Java front over {@link dev.jpipeline.Pipeline}, which stays the power tool
  * (partitioned pipelines, several producers, user barriers). Underneath, a source with positions (a file, a
  * memory segment, chunks in memory) is read by a thread-scope pipeline whose asynchronous copies run on the copy
- * engine, {@code stages} chunks ahead of the iteration; a source that can only be read in order (a
+ * engine, up to {@code stages - 1} chunks ahead of the one the loop holds; a source that can only be read in order (a
  * {@code ReadableByteChannel}, an {@code InputStream}) is read by a reader thread, the producer of a
  * block-scope pipeline whose consumer is the iteration.
  */

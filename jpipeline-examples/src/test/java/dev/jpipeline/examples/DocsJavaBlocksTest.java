@@ -21,14 +21,15 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The Java in the documentation compiles as written. The convention: every {@code ```java} block of README.md
  * and docs/*.md is a complete compilation unit (its imports, then a type, in the unnamed package), compiled on
  * its own against this test's class path (jpipeline's modules and their dependencies); a sketch that is not
- * meant to compile is not fenced as {@code java}. The README's partitioned pipeline is besides
- * {@link ReadmePartitioned}'s source without its package line, so that it also runs
- * ({@link ReadmePartitionedTest} checks its result).
+ * meant to compile is not fenced as {@code java}. The README's two examples are besides the sources of
+ * {@link ReadmePrefetch} and {@link ReadmePartitioned} without their package lines, so that they also run
+ * ({@link ReadmePrefetchTest} and {@link ReadmePartitionedTest} check their results).
  */
 class DocsJavaBlocksTest {
 
@@ -85,12 +86,13 @@ class DocsJavaBlocksTest {
         }
     }
 
-    @Test
-    void theReadmesPartitionedPipelineIsReadmePartitioned() {
-        String source = readString(Path.of("src/main/java/dev/jpipeline/examples/ReadmePartitioned.java"))
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"ReadmePrefetch", "ReadmePartitioned"})
+    void theReadmeShowsTheExampleClassAsItIs(String example) {
+        String source = readString(Path.of("src/main/java/dev/jpipeline/examples/" + example + ".java"))
             .replaceFirst("^package [\\w.]+;\\n\\n", "");
         assertTrue(blocksOf(ROOT.resolve("README.md")).anyMatch(block -> block.code().equals(source)),
-            "README.md should show ReadmePartitioned.java, without its package line, as it is");
+            "README.md should show " + example + ".java, without its package line, as it is");
     }
 
     private static String readString(Path file) {
