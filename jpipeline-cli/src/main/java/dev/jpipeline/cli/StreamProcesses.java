@@ -12,10 +12,13 @@ import java.io.PrintStream;
 import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 import picocli.CommandLine.Command;
@@ -37,6 +40,9 @@ final class StreamProcesses implements Callable<Integer> {
 
     /** The exit status of a producers' JVM halted by the crash hook ({@code --crash-at}). */
     static final int CRASHED = 3;
+
+    /** How long the crash hook waits for every producer to hold the crash batch's stage before halting anyway. */
+    private static final Duration CRASH_GATHERING = Duration.ofSeconds(10);
 
     @Mixin
     private ChildOptions child;
@@ -76,7 +82,7 @@ final class StreamProcesses implements Callable<Integer> {
     private int traceEvents;
 
     @Option(names = "--crash-at", defaultValue = "-1", paramLabel = "BATCH", description = "A test hook: the "
-        + "producers' JVM halts (status " + CRASHED + ") once a producer holds batch BATCH's stage.")
+        + "producers' JVM halts (status " + CRASHED + ") once every producer holds batch BATCH's stage.")
     private long crashAt;
 
     /**
@@ -147,8 +153,16 @@ final class StreamProcesses implements Callable<Integer> {
                 if (child.side == ProcessSide.PRODUCERS) {
                     StreamSource source = channel != null ? new StreamSource.File(name, channel, size)
                         : StreamJob.synthetic(size);
+                    // halts once every producer holds crashAt's stage, so no earlier batch lacks a share
+                    CountDownLatch holding = new CountDownLatch(producers);
                     LongConsumer hook = batch -> {
                         if (batch == crashAt) {
+                            holding.countDown();
+                            try {
+                                holding.await(CRASH_GATHERING.toMillis(), TimeUnit.MILLISECONDS);
+                            } catch (InterruptedException halting) {
+                                // halts all the same
+                            }
                             Runtime.getRuntime().halt(CRASHED);
                         }
                     };
