@@ -2,9 +2,14 @@ package dev.jpipeline;
 
 /**
  * Where a block-, device- or system-scope pipeline's {@code memcpyAsync} runs a memory-to-memory copy too large to
- * run inline anyway (larger than the copy engine's {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}): on
- * the copy engine's workers, or on the thread that issued it. Thread-scope pipelines (which have no shared state)
- * always use the engine: their thread computes while its copies run. Reads from a file always use the engine.
+ * run inline anyway (larger than the copy engine's {@link dev.jpipeline.copy.CopyEngine#inlineThreshold()}), or a
+ * read from a file (of any size): on the copy engine's workers, or on the thread that issued it. Thread-scope
+ * pipelines (which have no shared state) always use the engine: their thread computes while its copies run.
+ *
+ * <p>File reads run on the issuing thread only with {@link #ON_ISSUING_THREAD}: a read may wait on a device, and
+ * the engine's workers keep the reads of several stages in flight meanwhile. A read on the issuing thread has landed or failed when {@code memcpyAsync} returns
+ * ({@link AsyncContractFulfillment#NONE}); a failed read fails its stage all the same (the consumers' wait throws
+ * {@link StageFailedException}), never the call.
  *
  * <p>No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker costs a
  * core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores are idle.
@@ -19,16 +24,20 @@ public enum CopyPolicy {
      * machine has more processors than twice the pipeline's threads: after a commit it would only wait for the
      * copy, and a worker copying meanwhile is one more busy thread on a machine without one to spare (measured
      * in docs/performance.md). With cores to spare, and for every thread that also consumes (unified pipelines,
-     * thread scope), copies go to the engine, whose workers split large ones into chunks copied in parallel.
+     * thread scope), copies go to the engine, whose workers split large ones into chunks copied in parallel. File
+     * reads go to the engine.
      */
     AUTO,
 
     /**
-     * Every memory-to-memory copy into the pipeline runs on the thread that issues it, synchronously, before
-     * {@code memcpyAsync} returns. Reads from a file still run on the engine.
+     * Every memory-to-memory copy and every file read into the pipeline runs on the thread that issues it,
+     * synchronously, before {@code memcpyAsync} returns.
      */
     ON_ISSUING_THREAD,
 
-    /** Every copy larger than the engine's inline threshold runs on the engine's workers (jpipeline 0.1). */
+    /**
+     * Every copy larger than the engine's inline threshold, and every file read, runs on the engine's workers
+     * (jpipeline 0.1).
+     */
     ON_COPY_ENGINE
 }

@@ -34,8 +34,8 @@ import java.util.Objects;
  * {@link CopyEngine} ({@link AsyncContractFulfillment#ASYNC}), while the caller goes on, unless the shared
  * state's {@link CopyPolicy} has the calling thread copy them itself ({@code NONE}): by default a partitioned
  * pipeline's producer does so on a machine with no more processors than twice the pipeline's threads, where a
- * worker copying while the producer only waits would be one busy thread too many. Reads from a file always run
- * on the engine. Either way the stage (or barrier phase) cannot complete before the copy has landed, as with
+ * worker copying while the producer only waits would be one busy thread too many. Reads from a file, whatever
+ * their size, run on the engine unless the policy is {@code ON_ISSUING_THREAD}. Either way the stage (or barrier phase) cannot complete before the copy has landed, as with
  * {@code cp.async.mbarrier.arrive}; until then the caller must not touch the destination or change the source.
  * A copy that fails (a file read error) completes its stage exceptionally: the consumers' wait throws
  * {@link StageFailedException} with the cause.
@@ -198,8 +198,9 @@ public final class MemcpyAsync {
      * Reads {@code bytes} bytes of {@code channel}, from file position {@code position}, into the start of
      * {@code dst}, asynchronously, as part of the calling thread's acquired head stage: the file-source form of
      * {@code memcpy_async} (no CUDA counterpart). Positional reads: the channel's own position is neither used
-     * nor changed, so several producers can read one channel. The read always runs on the copy engine, so that
-     * the producer never blocks on I/O; an I/O error, or the file ending first, completes the stage
+     * nor changed, so several producers can read one channel. The read runs on the copy engine, so that the
+     * producer never blocks on I/O, unless the shared state's {@link CopyPolicy} is
+     * {@link CopyPolicy#ON_ISSUING_THREAD}, where the calling thread reads; either way an I/O error, or the file ending first, completes the stage
      * exceptionally ({@link StageFailedException} in the consumers' wait).
      *
      * @param dst      where the bytes go (its start)
@@ -207,7 +208,8 @@ public final class MemcpyAsync {
      * @param position the file position of the first byte, 0 or more
      * @param bytes    how many bytes, 0 or more, at most {@code dst}'s size
      * @param pipe     the calling thread's pipeline handle, with its head stage acquired
-     * @return {@link AsyncContractFulfillment#ASYNC}
+     * @return {@link AsyncContractFulfillment#ASYNC}, or {@link AsyncContractFulfillment#NONE} when the shared
+     *         state's {@link CopyPolicy} had the calling thread read (the read has then landed, or failed its stage)
      * @throws IllegalArgumentException when {@code bytes} or {@code position} is negative, {@code bytes} exceeds
      *                                  {@code dst}, or {@code dst} is read-only
      * @throws IllegalStateException    when the pipeline handle may not copy (see the class description)

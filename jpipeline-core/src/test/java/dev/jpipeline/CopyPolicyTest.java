@@ -1,18 +1,27 @@
 package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
+import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.copy.CopyEngine;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 
-/** Where a pipeline's large copies run ({@link CopyPolicy}), and that the data arrives whichever it is. */
+/**
+ * Where a pipeline's large copies and its file reads run ({@link CopyPolicy}), and that the data arrives (or a
+ * failed read fails the stage) whichever it is.
+ */
 class CopyPolicyTest {
 
     /** Copies above 4 KiB go to the engine unless the policy says otherwise. */
@@ -30,6 +39,15 @@ class CopyPolicyTest {
      * @return what memcpyAsync returned to each rank that copied
      */
     private static Map<Integer, AsyncContractFulfillment> copyOneStage(CopyPolicy policy, boolean unified) {
+        return copyOneStage(policy, unified, null, new Thread[1]);
+    }
+
+    /**
+     * {@link #copyOneStage(CopyPolicy, boolean)}, reading the stage from {@code file} (which holds the same bytes)
+     * when it is not null; rank 0's thread goes to {@code copier}.
+     */
+    private static Map<Integer, AsyncContractFulfillment> copyOneStage(CopyPolicy policy, boolean unified,
+                                                                       FileChannel file, Thread[] copier) {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(ENGINE)
             .copyPolicy(policy).build();
         Map<Integer, AsyncContractFulfillment> results = new ConcurrentHashMap<>();
@@ -45,7 +63,9 @@ class CopyPolicyTest {
                 if (copies || unified) {
                     pipe.producerAcquire();
                     if (copies) {
-                        results.put(g.threadRank(), MemcpyAsync.memcpyAsync(stage, src, BYTES, pipe));
+                        copier[0] = Thread.currentThread();
+                        results.put(g.threadRank(), file == null ? MemcpyAsync.memcpyAsync(stage, src, BYTES, pipe)
+                            : MemcpyAsync.memcpyAsync(stage, file, 0, BYTES, pipe));
                     }
                     pipe.producerCommit();
                 }
@@ -79,6 +99,59 @@ class CopyPolicyTest {
             copyOneStage(CopyPolicy.AUTO, false).get(0), "a partitioned pipeline's producer");
         assertEquals(AsyncContractFulfillment.ASYNC, copyOneStage(CopyPolicy.AUTO, true).get(0),
             "a unified thread computes too: its copies go to the engine whatever the cores");
+    }
+
+    /** A file of the bytes {@link #copyOneStage} copies. */
+    private static GatedFileChannel file() {
+        byte[] data = new byte[BYTES];
+        for (int i = 0; i < BYTES; i++) {
+            data[i] = (byte) (i * 7 + 3);
+        }
+        return new GatedFileChannel(data);
+    }
+
+    @Test
+    void fileReadsFollowThePolicyToo() {
+        Thread[] copier = new Thread[1];
+        GatedFileChannel onIssuer = file();
+        assertEquals(AsyncContractFulfillment.NONE,
+            copyOneStage(CopyPolicy.ON_ISSUING_THREAD, false, onIssuer, copier).get(0));
+        assertSame(copier[0], onIssuer.reader(0), "the producer read the file itself");
+        GatedFileChannel onEngine = file();
+        assertEquals(AsyncContractFulfillment.ASYNC,
+            copyOneStage(CopyPolicy.ON_COPY_ENGINE, false, onEngine, copier).get(0));
+        assertNotSame(copier[0], onEngine.reader(0));
+        assertTrue(onEngine.reader(0).getName().startsWith("copy-policy-test"), onEngine.reader(0).getName());
+        assertEquals(AsyncContractFulfillment.ASYNC, copyOneStage(CopyPolicy.AUTO, false, file(), copier).get(0),
+            "AUTO keeps reads on the engine, whatever the cores: a read may wait on a device");
+    }
+
+    @Test
+    void aReadThatFailsOnTheIssuingThreadFailsItsStageNotTheCall() {
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(ENGINE)
+            .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build();
+        GatedFileChannel failing = file();
+        failing.failFrom(0);
+        Map<String, Object> seen = new ConcurrentHashMap<>();
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment stage = arena.allocate(BYTES);
+            Teams.run(2, g -> {
+                Pipeline pipe = Pipeline.make(g, state, 1);
+                if (g.threadRank() == 0) {
+                    pipe.producerAcquire();
+                    seen.put("returned", MemcpyAsync.memcpyAsync(stage, failing, 0, BYTES, pipe));
+                    pipe.producerCommit();
+                } else {
+                    seen.put("consumer", assertThrows(StageFailedException.class, pipe::consumerWait));
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            });
+        }
+        assertEquals(AsyncContractFulfillment.NONE, seen.get("returned"), "the read ran, and failed, on return");
+        Throwable cause = ((StageFailedException) seen.get("consumer")).getCause();
+        assertInstanceOf(IOException.class, cause);
+        assertTrue(cause.getMessage().contains("injected read error at position 0"), cause.getMessage());
     }
 
     @Test

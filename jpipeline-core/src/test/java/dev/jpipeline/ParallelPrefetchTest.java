@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.prefetch.ChunkFailedException;
 import dev.jpipeline.prefetch.Crc32cPart;
 import dev.jpipeline.prefetch.ParallelPrefetch;
@@ -117,6 +118,33 @@ class ParallelPrefetchTest {
         assertInstanceOf(IOException.class, e.getCause());
         assertTrue(e.getMessage().startsWith("reading chunk 7 (from byte 7000)"), e.getMessage());
         assertNoTeamThreadLeft();
+    }
+
+    @Test
+    void withNoCoreToSpareTheProducersReadTheFileThemselves() {
+        int consumers = Math.max(1, Runtime.getRuntime().availableProcessors() / 2);    // twice the threads >= cores
+        byte[] data = new byte[12 * 1000];
+        new Random(11).nextBytes(data);
+        GatedFileChannel channel = new GatedFileChannel(data);
+        try (CopyEngine engine = CopyEngine.builder().workers(1).name("pp-engine").build()) {
+            long sum = Prefetch.from(channel).chunk(1000).stages(2).copyEngine(engine).parallel(2, consumers)
+                .reduce(0L, ParallelPrefetchTest::byteSum, Long::sum);
+            assertEquals(byteSum(MemorySegment.ofArray(data)), sum);
+        }
+        for (long position = 0; position < data.length; position += 500) {        // two producers' shares
+            Thread reader = channel.reader(position);
+            assertTrue(reader != null && !reader.getName().startsWith("pp-engine"), "the read at " + position
+                + " ran on " + reader + ", not on a producer");
+        }
+        assertNoTeamThreadLeft();
+    }
+
+    private static long byteSum(MemorySegment s) {
+        long sum = 0;
+        for (long i = 0; i < s.byteSize(); i++) {
+            sum += s.get(ValueLayout.JAVA_BYTE, i);
+        }
+        return sum;
     }
 
     @Test

@@ -76,8 +76,8 @@ final class StreamCommand implements Callable<Integer> {
 
     @Option(names = "--copy-policy", defaultValue = "auto", paramLabel = "POLICY",
         description = "Where producers' copies run: ${COMPLETION-CANDIDATES}; auto: on the producer when no core "
-            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE of known size always use "
-            + "the engine.")
+            + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE of known size use the "
+            + "engine unless the policy is producer.")
     private CopyPolicyOption copyPolicy;
 
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")

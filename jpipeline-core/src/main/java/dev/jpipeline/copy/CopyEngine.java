@@ -298,12 +298,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * @param position the file position of the first byte
      * @param target   the stage barrier the read is tied to
      * @param landing  where the read's completion arrives
+     * @param onIssuer whether the issuing thread performs the read itself
      * @return how the read is tied to the barrier
      */
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing) {
-        return engine.readInto(dst, channel, position, target, landing);
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+        return engine.readInto(dst, channel, position, target, landing, onIssuer);
     }
 
     /**

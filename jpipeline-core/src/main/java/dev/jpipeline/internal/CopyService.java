@@ -23,9 +23,14 @@ public interface CopyService {
     AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
                                       CopyLanding landing, boolean onIssuer);
 
-    /** Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}. */
+    /**
+     * Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}; a read
+     * of any size goes to a worker unless {@code onIssuer}. Either way the read is tied to {@code target} and told to
+     * {@code landing}, so that a failed read fails the phase: with {@code onIssuer} the issuing thread reads and
+     * tells the landing before it returns ({@link AsyncContractFulfillment#NONE}).
+     */
     AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position, PhaseBarrier target,
-                                      CopyLanding landing);
+                                      CopyLanding landing, boolean onIssuer);
 
     /**
      * Checked execution for the thread-scope pipelines that use this service (a checked {@code CopyEngine}'s), or

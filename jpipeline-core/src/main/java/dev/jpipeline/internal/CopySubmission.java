@@ -56,7 +56,8 @@ public final class CopySubmission {
 
     /**
      * Performs one copy at once, on the calling thread, through the workers' copy path: checked execution's late
-     * landings (a checked kernel's, a checked pipeline's), where a copy lands at a point the checker chooses.
+     * landings (a checked kernel's, a checked pipeline's), where a copy lands at a point the checker chooses, and
+     * the engine's reads on the issuing thread.
      * The caller's interrupt status is kept, but not seen by the copy (an interrupted positional read would close
      * the user's channel).
      *
@@ -65,23 +66,30 @@ public final class CopySubmission {
      * @return the copy's failure, or null when it landed
      */
     public static Throwable perform(MemorySegment dst, MemorySegment src, FileChannel channel, long position) {
+        return new CopySubmission().performHere(dst, src, channel, position);
+    }
+
+    /**
+     * {@link #perform(MemorySegment, MemorySegment, FileChannel, long)} with this submission, which must be idle (a
+     * pooled one: the engine's reads on the issuing thread); it holds the copy's references until {@link #clear}.
+     */
+    Throwable performHere(MemorySegment dst, MemorySegment src, FileChannel channel, long position) {
         boolean interrupted = Thread.interrupted();
-        CopySubmission submission = new CopySubmission();
         long chunk = Math.max(1, dst.byteSize());
         if (channel == null) {
-            submission.memory(dst, src, chunk, null);
+            memory(dst, src, chunk, null);
         } else {
-            submission.file(dst, channel, position, chunk, null);
+            file(dst, channel, position, chunk, null);
         }
         try {
-            submission.work();
+            work();
         } finally {
             Thread.interrupted();           // the copy's own interrupts (none expected) are not the thread's
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
-        return submission.failure();
+        return failure();
     }
 
     void memory(MemorySegment dst, MemorySegment src, long chunkBytes, CopyLanding completion) {

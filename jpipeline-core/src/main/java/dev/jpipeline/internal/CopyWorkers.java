@@ -21,6 +21,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
  *                                else target.tieCopy(), submit
+ *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait? read inline and
+ *                                tell the landing (a failed read fails the phase, as a worker's would), else submit
  *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
  *                                                         one entry per worker that may share it)
  *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
@@ -111,10 +113,21 @@ public final class CopyWorkers implements CopyService, Waitable {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing) {
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
         checkOpen();
         target.tieCopy();
         landing.copyHandedOff();
+        if (onIssuer) {
+            CopySubmission s = pooled();
+            Throwable failure;
+            try {
+                failure = s.performHere(dst, null, channel, position);
+            } finally {
+                recycle(s);
+            }
+            landing.copyLanded(failure);
+            return AsyncContractFulfillment.NONE;
+        }
         submitTied(dst, null, channel, position, landing);
         return AsyncContractFulfillment.ASYNC;
     }
@@ -147,7 +160,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         lock.lock();
         try {
             checkOpen();
-            CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();
+            CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();      // lock held: no pooled()
             IN_FLIGHT.incrementAndGet();
             if (channel == null) {
                 s.memory(dst, src, chunk, landing);
@@ -237,6 +250,16 @@ public final class CopyWorkers implements CopyService, Waitable {
     @Override
     public void sweepWaiters() {
         Waiter.sweep(IDLE_WORKERS, this);
+    }
+
+    /** A recycled submission, or a new one. */
+    private CopySubmission pooled() {
+        lock.lock();
+        try {
+            return pool.isEmpty() ? new CopySubmission() : pool.pop();
+        } finally {
+            lock.unlock();
+        }
     }
 
     private void recycle(CopySubmission s) {

@@ -150,8 +150,8 @@ public final class SeededInterleaver implements Interleaver, CopyService {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing) {
-        return defer(new Deferred(dst, null, channel, position, landing), target);
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+        return defer(new Deferred(dst, null, channel, position, landing), target);     // held back like any copy
     }
 
     private AsyncContractFulfillment defer(Deferred copy, PhaseBarrier target) {

@@ -294,7 +294,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (interleaver != null) {
             interleaver.stageCopy(ring, head, headRound, dst);
         }
-        return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()));
+        return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()),
+            copyPolicy == CopyPolicy.ON_ISSUING_THREAD);     // AUTO: on the engine, which keeps several in flight
     }
 
     /** The pipeline's {@link CopyPolicy} for this thread: whether it copies itself whatever the size. */

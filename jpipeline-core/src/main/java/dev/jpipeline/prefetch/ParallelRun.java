@@ -1,5 +1,6 @@
 package dev.jpipeline.prefetch;
 
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.StageFailedException;
@@ -24,7 +25,8 @@ import java.util.function.Function;
  *
  * <pre>
  * Producers  batch k (chunk k) goes to stage k mod stages. A source with positions is split: producer p copies
- *            its share of the chunk (memcpyAsync, on the copy engine). Any other source has one producer, which
+ *            its share of the chunk (memcpyAsync: on the copy engine, or on the producer itself when the machine has
+ *            no core to spare, ISSUER_COPIES). Any other source has one producer, which
  *            issues the next piece of an Iterable, or reads a stream synchronously. Producer 0 writes the stage's
  *            record (length, end, failure of the source) before its commit; the batch completes only with every
  *            producer's commit and every copy landed, so a consumer reads the record after its wait.
@@ -49,6 +51,12 @@ final class ParallelRun<R> {
 
     /** The calling thread waits for the team without a time limit: a run takes as long as its source. */
     private static final Duration NO_LIMIT = Duration.ofDays(365L * 100);
+    /**
+     * Processors per run thread at or below which producers copy and read themselves (CopyPolicy.AUTO's rule for
+     * memory copies, here for file reads too): a producer only waits for its copies, and a copy worker would be
+     * one more busy thread on a machine without a core to spare (docs/performance.md section 17).
+     */
+    private static final int ISSUER_COPIES = 2;
 
     private final String source;
     private final PieceSource pieces;
@@ -110,7 +118,9 @@ final class ParallelRun<R> {
         ThreadTeam team;
         PipelineSharedState state;
         try {
-            state = PipelineSharedState.builder(ThreadScope.BLOCK, buffers.count()).copyEngine(engine).build();
+            boolean spareCores = Runtime.getRuntime().availableProcessors() > ISSUER_COPIES * (producers + consumers);
+            state = PipelineSharedState.builder(ThreadScope.BLOCK, buffers.count()).copyEngine(engine)
+                .copyPolicy(spareCores ? CopyPolicy.AUTO : CopyPolicy.ON_ISSUING_THREAD).build();
             team = ThreadTeam.ofPlatform(producers + consumers);
         } catch (RuntimeException | Error e) {
             free.run();

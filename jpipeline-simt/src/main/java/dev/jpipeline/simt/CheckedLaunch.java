@@ -247,8 +247,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing) {
-        return defer(dst, null, channel, position, target, landing);
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+        return defer(dst, null, channel, position, target, landing);          // held back like any copy
     }
 
     private AsyncContractFulfillment defer(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
