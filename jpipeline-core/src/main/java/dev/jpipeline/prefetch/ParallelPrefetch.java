@@ -25,7 +25,9 @@ import java.util.function.Function;
  * consumer's thread: keeping it fails loudly, as a chunk of {@link Chunks} does.
  *
  * <p>Several producers split each chunk of a source with positions (a file, a memory segment); any other source
- * has one producer. A failure, of a read or of the mapper or the combiner, stops every thread at its next chunk
+ * has one producer. Their copies and file reads run on the copy engine, or on the producers themselves when the
+ * machine has no core to spare (at most two processors per thread of the run), where a producer would only wait
+ * for a worker. A failure, of a read or of the mapper or the combiner, stops every thread at its next chunk
  * and is rethrown as a {@link ChunkFailedException} naming the lowest chunk that failed.
  */
 public final class ParallelPrefetch {
