@@ -31,7 +31,10 @@ public enum CopyPolicy {
 
     /**
      * Every memory-to-memory copy and every file read into the pipeline runs on the thread that issues it,
-     * synchronously, before {@code memcpyAsync} returns.
+     * synchronously, before {@code memcpyAsync} returns. A {@code FileChannel} is an interruptible channel: an
+     * interrupt that arrives while the thread reads closes the channel, and the read fails its stage (an interrupt
+     * status set before the call is kept and does not touch the channel). On the engine, reads are never
+     * interrupted.
      */
     ON_ISSUING_THREAD,
 

@@ -13,10 +13,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Where a pipeline's large copies and its file reads run ({@link CopyPolicy}), and that the data arrives (or a
@@ -152,6 +155,30 @@ class CopyPolicyTest {
         Throwable cause = ((StageFailedException) seen.get("consumer")).getCause();
         assertInstanceOf(IOException.class, cause);
         assertTrue(cause.getMessage().contains("injected read error at position 0"), cause.getMessage());
+    }
+
+    @Test
+    void aPendingInterruptNeitherClosesTheChannelNorIsLostOnARead(@TempDir Path dir) throws IOException {
+        byte[] data = new byte[BYTES];
+        new java.util.Random(3).nextBytes(data);
+        Path path = Files.write(dir.resolve("data.bin"), data);
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyEngine(ENGINE)
+            .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build();
+        try (FileChannel channel = FileChannel.open(path); Arena arena = Arena.ofShared()) {
+            MemorySegment stage = arena.allocate(BYTES);
+            Pipeline pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), state);
+            pipe.producerAcquire();
+            Thread.currentThread().interrupt();
+            try {
+                assertEquals(AsyncContractFulfillment.NONE, MemcpyAsync.memcpyAsync(stage, channel, 0, BYTES, pipe));
+            } finally {
+                assertTrue(Thread.interrupted(), "the interrupt status is kept");
+            }
+            assertTrue(channel.isOpen(), "an interrupt pending before the read must not close the user's channel");
+            assertEquals(-1L, stage.mismatch(MemorySegment.ofArray(data)), "the read landed on return");
+            pipe.producerCommit();
+            pipe.quit();
+        }
     }
 
     @Test
