@@ -46,8 +46,10 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
          */
         static Remedies of(StreamSource source, CopyPolicyOption policy, StreamOp op, int engineWorkers) {
             String copy = switch (source) {
-                case StreamSource.File f -> "more --copy-workers (the reads run on the copy engine's "
-                    + engineWorkers + ") or a faster source";
+                case StreamSource.File f -> policy == CopyPolicyOption.PRODUCER
+                    ? "more --producers (each reads its share) or a faster source"
+                    : "more --copy-workers (the reads run on the copy engine's " + engineWorkers
+                        + ") or a faster source";
                 case StreamSource.Sequential s -> "a faster source (one producer reads it in order)";
                 case StreamSource.Memory m -> switch (policy) {
                     case PRODUCER -> "more --producers (each copies its share)";

@@ -29,7 +29,7 @@ sealed interface StreamSource {
      */
     long fill(MemorySegment stage, long offset, int producer, int producers, Pipeline pipe) throws IOException;
 
-    /** A file of known size, read with positional reads on the copy engine. */
+    /** A file of known size, read with positional reads (on the copy engine, or the producers: the copy policy). */
     record File(String name, FileChannel channel, long size) implements StreamSource {
         @Override
         public long fill(MemorySegment stage, long offset, int producer, int producers, Pipeline pipe) {
