@@ -7,9 +7,9 @@ package dev.jpipeline;
  * pipelines (which have no shared state) always use the engine: their thread computes while its copies run.
  *
  * <p>File reads run on the issuing thread only with {@link #ON_ISSUING_THREAD}: a read may wait on a device, and
- * the engine's workers keep the reads of several stages in flight meanwhile. A read on the issuing thread has landed or failed when {@code memcpyAsync} returns
- * ({@link AsyncContractFulfillment#NONE}); a failed read fails its stage all the same (the consumers' wait throws
- * {@link StageFailedException}), never the call.
+ * the engine's workers keep the reads of several stages in flight meanwhile. A read on the issuing thread has
+ * landed or failed when {@code memcpyAsync} returns ({@link AsyncContractFulfillment#NONE}); a failed read fails
+ * its stage all the same (the consumers' wait throws {@link StageFailedException}), never the call.
  *
  * <p>No CUDA counterpart: on a GPU the copy hardware is always there; on a CPU a copy handed to a worker costs a
  * core, and is worth it only when the issuing thread has something else to do meanwhile, or when cores are idle.

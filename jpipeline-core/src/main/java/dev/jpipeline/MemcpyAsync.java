@@ -35,10 +35,10 @@ import java.util.Objects;
  * state's {@link CopyPolicy} has the calling thread copy them itself ({@code NONE}): by default a partitioned
  * pipeline's producer does so on a machine with no more processors than twice the pipeline's threads, where a
  * worker copying while the producer only waits would be one busy thread too many. Reads from a file, whatever
- * their size, run on the engine unless the policy is {@code ON_ISSUING_THREAD}. Either way the stage (or barrier phase) cannot complete before the copy has landed, as with
- * {@code cp.async.mbarrier.arrive}; until then the caller must not touch the destination or change the source.
- * A copy that fails (a file read error) completes its stage exceptionally: the consumers' wait throws
- * {@link StageFailedException} with the cause.
+ * their size, run on the engine unless the policy is {@code ON_ISSUING_THREAD}. Either way the stage (or barrier
+ * phase) cannot complete before the copy has landed, as with {@code cp.async.mbarrier.arrive}; until then the
+ * caller must not touch the destination or change the source. A copy that fails (a file read error) completes its
+ * stage exceptionally: the consumers' wait throws {@link StageFailedException} with the cause.
  *
  * <p>In checked mode ({@link PipelineSharedState.Builder#checked(long)}, {@link CopyEngine#checked(long)}), a copy
  * into a pipeline of any size is held back ({@link AsyncContractFulfillment#ASYNC}) and its destination holds a
@@ -200,8 +200,8 @@ public final class MemcpyAsync {
      * {@code memcpy_async} (no CUDA counterpart). Positional reads: the channel's own position is neither used
      * nor changed, so several producers can read one channel. The read runs on the copy engine, so that the
      * producer never blocks on I/O, unless the shared state's {@link CopyPolicy} is
-     * {@link CopyPolicy#ON_ISSUING_THREAD}, where the calling thread reads; either way an I/O error, or the file ending first, completes the stage
-     * exceptionally ({@link StageFailedException} in the consumers' wait).
+     * {@link CopyPolicy#ON_ISSUING_THREAD}, where the calling thread reads; either way an I/O error, or the file
+     * ending first, completes the stage exceptionally ({@link StageFailedException} in the consumers' wait).
      *
      * @param dst      where the bytes go (its start)
      * @param channel  the file to read
