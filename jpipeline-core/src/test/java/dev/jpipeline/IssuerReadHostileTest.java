@@ -420,6 +420,44 @@ class IssuerReadHostileTest {
     }
 
     @Test
+    void aRegionStageFailsEvenWhenTheReadsExceptionCannotSayWhatItIs() throws Exception {
+        // a user's channel whose exception throws from getMessage(): a region records failures as text
+        PositionalReadChannel hostile = new PositionalReadChannel() {
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                throw new IOException() {
+                    @Override
+                    public String getMessage() {
+                        throw new IllegalStateException("hostile message");
+                    }
+                };
+            }
+
+            @Override
+            public long size() {
+                return 4096;
+            }
+        };
+        // (on the engine the same record is written by the worker, which then also left the stage hanging; the
+        // issuing thread's read is tested, which has landed when memcpyAsync returns)
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2L * 4096);
+            Pipeline pipe = Pipeline.make(region.join(1, 0), PipelineSharedState.builder(ThreadScope.SYSTEM, 2)
+                .in(region, 0).copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build());
+            pipe.producerAcquire();
+            assertEquals(AsyncContractFulfillment.NONE,
+                MemcpyAsync.memcpyAsync(stages.asSlice(0, 4096), hostile, 0, 4096, pipe), "must not throw");
+            pipe.producerCommit();
+            StageFailedException failed = assertThrows(StageFailedException.class,
+                () -> pipe.consumerWaitFor(java.time.Duration.ofSeconds(20)), "the stage must fail, not hang");
+            assertTrue(failed.getCause().getMessage().contains("its toString() threw"),
+                failed.getCause().getMessage());
+            pipe.consumerRelease();
+            assertTrue(pipe.quit());
+        }
+    }
+
+    @Test
     void theParallelFormWithManyConsumersAndAFailingReadNamesTheLowestChunk() {
         byte[] bytes = data(40 * 1000, 9);
         GatedFileChannel channel = new GatedFileChannel(bytes);
