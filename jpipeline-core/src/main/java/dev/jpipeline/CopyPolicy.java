@@ -32,9 +32,9 @@ public enum CopyPolicy {
     /**
      * Every memory-to-memory copy and every file read into the pipeline runs on the thread that issues it,
      * synchronously, before {@code memcpyAsync} returns. A {@code FileChannel} is an interruptible channel: an
-     * interrupt that arrives while the thread reads closes the channel, and the read fails its stage (an interrupt
-     * status set before the call is kept and does not touch the channel). On the engine, reads are never
-     * interrupted.
+     * interrupt that arrives while the thread reads closes the channel, and the read fails its stage; the thread's
+     * interrupt status stays set (one set before the call is kept too, and does not touch the channel). On the
+     * engine, reads are never interrupted.
      */
     ON_ISSUING_THREAD,
 

@@ -166,6 +166,8 @@ class RegionPipelineTest {
                     if (rank == 0) {
                         pipe.producerAcquire();
                         if (b == 2) {
+                            // batch 1's read (on the engine) may not have run yet: it must fail before the recovery
+                            Teams.await(channel.served(4096), "batch 1's read");
                             channel.failFrom(Long.MAX_VALUE);       // the source recovers for batch 2
                         }
                         MemcpyAsync.memcpyAsync(stages.asSlice((b % 2) * 4096L, 4096), channel, 4096L * b, 4096, pipe);

@@ -48,6 +48,11 @@ public final class CopySubmission {
     private volatile int remaining;
     private volatile int refs;
     private volatile Throwable failure;
+    /**
+     * Whether work() cleared an interrupt of its thread, for {@link #performHere} to give back to its caller (a
+     * worker ignores it).
+     */
+    private boolean interruptCleared;
 
     /** Prepares a memory-to-memory copy; fields are published to workers by the engine's queue lock. */
     /** Made by the engine's pool, and by {@link #perform}. */
@@ -59,7 +64,8 @@ public final class CopySubmission {
      * landings (a checked kernel's, a checked pipeline's), where a copy lands at a point the checker chooses, and
      * the engine's reads on the issuing thread.
      * The caller's interrupt status is kept, but not seen by the copy (an interrupted positional read would close
-     * the user's channel).
+     * the user's channel); an interrupt that arrives during the copy is kept too (a read it reached has failed,
+     * its channel closed), so that a caller that stops on interrupt still sees it.
      *
      * @param channel  the file to read, or null to copy {@code src}
      * @param position where in the file the read starts (ignored for a memory copy)
@@ -84,8 +90,8 @@ public final class CopySubmission {
         try {
             work();
         } finally {
-            Thread.interrupted();           // the copy's own interrupts (none expected) are not the thread's
-            if (interrupted) {
+            // work() clears the interrupts it finds; one that arrived meanwhile is the caller's all the same
+            if (Thread.interrupted() | interrupted | interruptCleared) {
                 Thread.currentThread().interrupt();
             }
         }
@@ -112,6 +118,7 @@ public final class CopySubmission {
         this.chunks = (int) Math.max(1, (dst.byteSize() + chunkBytes - 1) / chunkBytes);
         this.completion = completion;
         this.failure = null;
+        this.interruptCleared = false;
         CLAIMED.setRelease(this, 0);
         REMAINING.setRelease(this, chunks);
     }
@@ -140,11 +147,11 @@ public final class CopySubmission {
         for (int chunk; (chunk = (int) CLAIMED.getAndAdd(this, 1)) < chunks; ) {
             try {
                 if (failure == null) {
-                    Thread.interrupted();       // never read a channel interrupted: that would close it
+                    clearInterrupt();           // never read a channel interrupted: that would close it
                     copyChunk(chunk);
                 }
             } catch (Throwable t) {
-                Thread.interrupted();           // a failed access may leave the worker interrupted
+                clearInterrupt();               // a failed access may leave the worker interrupted
                 FAILURE.compareAndSet(this, null, t);
             }
             if ((int) REMAINING.getAndAdd(this, -1) == 1) {
@@ -152,6 +159,12 @@ public final class CopySubmission {
             }
         }
         return done;
+    }
+
+    private void clearInterrupt() {
+        if (Thread.interrupted()) {
+            interruptCleared = true;
+        }
     }
 
     CopyLanding completion() {

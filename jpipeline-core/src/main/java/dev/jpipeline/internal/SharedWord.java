@@ -145,14 +145,22 @@ final class SharedWord implements ProcessWaiting.Condition {
         if (recordsAt < 0) {
             throw new IllegalStateException("a consumed-side stage barrier has no failure records");
         }
+        String text;
+        try {
+            text = String.valueOf(failure);
+        } catch (RuntimeException | Error e) {
+            // a failure whose message throws (a user's exception) is still recorded: else the copy that failed
+            // would never land, and its stage never complete
+            text = failure.getClass().getName() + " (its toString() threw " + e.getClass().getName() + ")";
+        }
+        byte[] message = (text + " (recorded by pid " + ProcessIdentity.CURRENT.pid() + ")")
+            .getBytes(StandardCharsets.UTF_8);
         int phase = round & PhaseBarrier.PHASE_MASK;
         long record = recordsAt + (phase & 1) * RECORD_BYTES;
         int stamp = (int) STAMP.getVolatile(segment, record);
         if ((stamp & ~WRITING) == phase || !STAMP.compareAndSet(segment, record, stamp, WRITING | phase)) {
             return;         // recorded already, or being recorded by another failure of the phase
         }
-        byte[] message = (failure + " (recorded by pid " + ProcessIdentity.CURRENT.pid() + ")")
-            .getBytes(StandardCharsets.UTF_8);
         int length = Math.min(message.length, MESSAGE_BYTES);
         MemorySegment.copy(message, 0, segment, JAVA_BYTE, record + 8, length);
         segment.set(JAVA_INT, record + 4, length);
