@@ -271,10 +271,14 @@ public final class SharedRegion implements AutoCloseable {
     /**
      * Quits the pipelines made over this mapping by the calling thread (and by threads that have ended) that have
      * not quit, as {@code quit()} would: their peers go on, or are told that this rank's region was closed without
-     * quit. Then leaves every rank this handle joined, and unmaps the region.
+     * quit. Then waits up to a second for {@code memcpyAsync} copies that pipelines made over this mapping handed
+     * to copy workers and that have not landed yet (a copy outlives its producer's quit, and lands in this memory),
+     * leaves every rank this handle joined, and unmaps the region.
      *
      * @throws IllegalStateException naming them, when other live threads hold pipelines made over this mapping
-     *                               that they have not quit (nothing is closed then: they must quit first)
+     *                               that they have not quit (nothing is closed then: they must quit first); or when
+     *                               copies are still in flight after the second (nothing is unmapped then: close
+     *                               again once they have landed)
      */
     @Override
     public synchronized void close() {

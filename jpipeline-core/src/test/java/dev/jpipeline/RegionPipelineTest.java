@@ -44,6 +44,32 @@ class RegionPipelineTest {
     }
 
     @Test
+    void closingTheRegionWaitsForACopyThatOutlivedItsProducersQuit() throws Exception {
+        byte[] data = new byte[4096];
+        java.util.Arrays.fill(data, (byte) 5);
+        GatedFileChannel channel = new GatedFileChannel(data);
+        java.util.concurrent.CountDownLatch gate = channel.gate(0);
+        try (dev.jpipeline.copy.CopyEngine engine = dev.jpipeline.copy.CopyEngine.builder().workers(1)
+                 .name("region-landing-test").build()) {
+            SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
+            MemorySegment stage = region.data().asSlice(PipelineSharedState.regionBytes(2, 1), 4096);
+            Pipeline pipe = Pipeline.make(region.join(1, 0), PipelineSharedState.builder(ThreadScope.SYSTEM, 2)
+                .in(region, 0).copyEngine(engine).copyPolicy(CopyPolicy.ON_COPY_ENGINE).build());
+            pipe.producerAcquire();
+            assertEquals(AsyncContractFulfillment.ASYNC, MemcpyAsync.memcpyAsync(stage, channel, 0, 4096, pipe));
+            pipe.producerCommit();
+            assertTrue(pipe.quit());                // the read is held at its gate: it outlives the quit
+            IllegalStateException refused = assertThrows(IllegalStateException.class, region::close);
+            assertTrue(refused.getMessage().contains("1 memcpyAsync copies of pipelines made over it are still in "
+                + "flight"), refused.getMessage());
+            assertTrue(region.data().scope().isAlive(), "a refused close leaves the region mapped");
+            gate.countDown();
+            region.close();                         // waits for the landing, then unmaps
+            assertFalse(region.data().scope().isAlive());
+        }
+    }
+
+    @Test
     void oneProducerOneConsumerDeliverEveryByte() throws Exception {
         List<Object> out = runThreads(dir.resolve("r"), 2, 4, 4096, 2000);
         assertEquals(List.of("produced 2000", "ok 2000 " + RegionPipelineChild.expectedSum(4096, 2000)), out);

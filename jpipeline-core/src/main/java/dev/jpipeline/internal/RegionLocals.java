@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * This process's live handles on the pipelines of one state area of a shared region, whichever
@@ -24,6 +26,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * mapping of one file in a process shares them: a waiter on one mapping must see a handle made over another.
  * Registry: file identity -> (mappings open, offset -> RegionLocals); mapped() counts a mapping in, unmapped()
  * counts it out, and the file's entry goes with its last mapping.
+ * Landings: per state and mapping, the copies its handles handed to copy workers that have not finished landing
+ * (the landing's arrival, its wake-up call into the mapped memory, the region's own count). They outlive a quit,
+ * so unmapped() waits for them: a landing that reached unmapped memory would fail on the worker, and one inside
+ * its wake-up call would make the unmapping fail ("session is acquired").
  * </pre>
  */
 public final class RegionLocals {
@@ -37,6 +43,16 @@ public final class RegionLocals {
     }
 
     final List<StageHandle> handles = new CopyOnWriteArrayList<>();
+    /** Landings in flight of the handles made over each mapping (its memory's scope) of this state. */
+    private final Map<MemorySegment.Scope, AtomicLong> landings = new ConcurrentHashMap<>();
+
+    /** How long unmapped() waits for landings in flight before it refuses. */
+    private static final long LANDING_WAIT_NANOS = 1_000_000_000L;
+
+    /** The count of landings in flight of handles made over the mapping whose memory is {@code scope}. */
+    AtomicLong landingsIn(MemorySegment.Scope scope) {
+        return landings.computeIfAbsent(scope, s -> new AtomicLong());
+    }
 
     /**
      * A new mapping of {@code file}: its identity, which {@link #of} and {@link #unmapped} take.
@@ -95,10 +111,40 @@ public final class RegionLocals {
             throw new IllegalStateException("cannot close the region while live threads hold pipelines made over it "
                 + "(they must quit first, or their peers would wait for them forever): " + String.join(", ", running));
         }
+        awaitLandings(file, scope);
+        for (RegionLocals locals : file.states.values()) {
+            locals.landings.remove(scope);
+        }
         synchronized (FILES) {
             if (--file.mappings == 0) {
                 FILES.remove(identity);
             }
+        }
+    }
+
+    /**
+     * Waits up to {@link #LANDING_WAIT_NANOS} for the landings of copies that handles made over the mapping whose
+     * memory is {@code scope} handed off (they outlive a quit).
+     *
+     * @throws IllegalStateException when some are still in flight then (nothing is closed: close again later)
+     */
+    private static void awaitLandings(MappedFile file, MemorySegment.Scope scope) {
+        long deadline = System.nanoTime() + LANDING_WAIT_NANOS;
+        for (;;) {
+            long inFlight = 0;
+            for (RegionLocals locals : file.states.values()) {
+                AtomicLong count = locals.landings.get(scope);
+                inFlight += count == null ? 0 : count.get();
+            }
+            if (inFlight == 0) {
+                return;
+            }
+            if (System.nanoTime() - deadline >= 0) {
+                throw new IllegalStateException("cannot close the region while " + inFlight + " memcpyAsync copies "
+                    + "of pipelines made over it are still in flight after " + LANDING_WAIT_NANOS / 1_000_000
+                    + " ms (they land in its memory): close it again once they have landed");
+            }
+            LockSupport.parkNanos(1_000_000);
         }
     }
 

@@ -10,6 +10,7 @@ import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A block-, device- or system-scope pipeline handle: one per participating thread, over a {@link StageRing}.
@@ -85,6 +86,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final StageRing ring;
     /** The ring's shared region, or null: then this handle's cursors are copied to its rank's slot. */
     private final RegionStages region;
+    /** In a region: the landings in flight of this mapping's handles on the state, which closing it waits for. */
+    private final AtomicLong landings;
     /** The sides: waits read every group of the other side's stage. */
     private final StageSide produced;
     private final StageSide consumed;
@@ -159,6 +162,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         super(ring.settings.interleaver());
         this.ring = ring;
         this.region = ring.region;
+        this.landings = region == null ? null : ring.local.landingsIn(region.area.scope());
         this.produced = ring.produced;
         this.consumed = ring.consumed;
         this.stages = ring.settings.stageCount();
@@ -353,7 +357,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /**
      * A region handle's copy into one stage, counted in its rank's slot from its hand-off until after its landing
      * (RegionStages.copies): a make waits for the count, because a copy may outlive its producer's quit and would
-     * land in the next pipeline's stage.
+     * land in the next pipeline's stage. Counted in this process too, until the landing is done with the mapped
+     * memory ({@link #landings}): closing the mapping waits for that.
      */
     private final class CountedLanding implements CopyLanding {
         private final CopyLanding target;
@@ -364,6 +369,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
         @Override
         public void copyHandedOff() {
+            landings.incrementAndGet();
             region.copies(rank, 1);
             target.copyHandedOff();
         }
@@ -373,7 +379,11 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             try {
                 target.copyLanded(failure);
             } finally {
-                region.copies(rank, -1);
+                try {
+                    region.copies(rank, -1);
+                } finally {
+                    landings.decrementAndGet();     // last: closing the mapping waits for this (RegionLocals)
+                }
             }
         }
     }
