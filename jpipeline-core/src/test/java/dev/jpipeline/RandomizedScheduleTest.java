@@ -15,7 +15,10 @@ import java.util.Random;
 import java.util.SplittableRandom;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -110,6 +113,14 @@ class RandomizedScheduleTest {
      * that implements quit correctly passes every configuration.
      */
     private static final boolean DEAD_AS_QUIT = Boolean.getBoolean("jpipeline.test.scheduleDeadAsQuit");
+
+    /**
+     * How long a configuration may run without any consumer releasing a batch before it counts as hung. A bound on
+     * the time without progress, not on the whole run (see runWatched).
+     */
+    private static final Duration STALL = Teams.LIMIT;
+    /** The team's own limit: a backstop only, far above any run that keeps releasing batches. */
+    private static final Duration BACKSTOP = Duration.ofMinutes(30);
 
     /** File reads: positions repeat every WINDOW batches (more than any stage count, so stale data shows). */
     private static final int WINDOW = 64;
@@ -374,81 +385,149 @@ class RandomizedScheduleTest {
         }
         List<String> wrong = new ArrayList<>();
         ThreadTeam team = c.virtual() ? ThreadTeam.ofVirtual(c.threads()) : ThreadTeam.ofPlatform(c.threads());
-        try {
-            team.run(Teams.LIMIT, g -> {
-                int r = g.threadRank();
-                int p = c.producerIndex()[r];
-                int ci = c.consumerIndex()[r];
-                Outcome o = outcomes[r];
-                Exit exit = c.exits()[r];
-                Pipeline pipe = switch (c.form()) {
-                    case UNIFIED -> Pipeline.make(g, state);
-                    case BY_COUNT -> Pipeline.make(g, state, c.producers());
-                    case BY_ROLE -> Pipeline.make(g, state, p >= 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
-                };
-                SplittableRandom delays = new SplittableRandom(c.seed() ^ r);
-                long b = 0;
-                String op = "start";
-                try {
-                    for (; b < c.ends()[r]; b++) {
-                        int stageIndex = (int) (b % c.stages());
-                        MemorySegment stage = stages[stageIndex];
-                        if (p >= 0) {
-                            op = "producer_acquire";
-                            pipe.producerAcquire();
-                            for (int k = 0; k < consumers; k++) {
-                                long slowest = released.get(k);
-                                if (releasesOf[k] > b - c.stages() && slowest < b - c.stages() + 1 && o.ahead == null) {
-                                    o.ahead = "producer " + p + " acquired batch " + b + " while consumer " + k
-                                        + " had released only " + slowest + " batches (" + c.stages() + " stages)";
-                                }
-                            }
-                            delay(delays);
-                            op = "fill";
-                            fill(c, e, stage, sources[p][stageIndex], channel, pipe, b, p, r);
-                            op = "producer_commit";
-                            pipe.producerCommit();
-                            o.commits++;
-                        }
-                        if (ci >= 0) {
-                            op = "consumer_wait";
-                            try {
-                                pipe.consumerWait();
-                                check(c, stage, b, ci, commitsOf, data, o);
-                            } catch (StageFailedException failed) {
-                                o.failed.add(b);
-                                if (failed.batch() != b && o.corruption == null) {
-                                    o.corruption = "StageFailedException for batch " + b + " names batch "
-                                        + failed.batch();
-                                }
-                            }
-                            delay(delays);
-                            released.incrementAndGet(ci);          // counted before the release makes it visible
-                            op = "consumer_release";
-                            pipe.consumerRelease();
-                            o.releases++;
-                        }
-                    }
-                    if (exit == Exit.DIE_HOLDING) {
-                        op = "producer_acquire (then die holding it)";
+        runWatched(team, released, wrong, g -> {
+            int r = g.threadRank();
+            int p = c.producerIndex()[r];
+            int ci = c.consumerIndex()[r];
+            Outcome o = outcomes[r];
+            Exit exit = c.exits()[r];
+            Pipeline pipe = switch (c.form()) {
+                case UNIFIED -> Pipeline.make(g, state);
+                case BY_COUNT -> Pipeline.make(g, state, c.producers());
+                case BY_ROLE -> Pipeline.make(g, state, p >= 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+            };
+            SplittableRandom delays = new SplittableRandom(c.seed() ^ r);
+            long b = 0;
+            String op = "start";
+            try {
+                for (; b < c.ends()[r]; b++) {
+                    int stageIndex = (int) (b % c.stages());
+                    MemorySegment stage = stages[stageIndex];
+                    if (p >= 0) {
+                        op = "producer_acquire";
                         pipe.producerAcquire();
+                        for (int k = 0; k < consumers; k++) {
+                            long slowest = released.get(k);
+                            if (releasesOf[k] > b - c.stages() && slowest < b - c.stages() + 1 && o.ahead == null) {
+                                o.ahead = "producer " + p + " acquired batch " + b + " while consumer " + k
+                                    + " had released only " + slowest + " batches (" + c.stages() + " stages)";
+                            }
+                        }
+                        delay(delays);
+                        op = "fill";
+                        fill(c, e, stage, sources[p][stageIndex], channel, pipe, b, p, r);
+                        op = "producer_commit";
+                        pipe.producerCommit();
+                        o.commits++;
                     }
-                } catch (Throwable t) {
-                    o.end = t;
-                    o.endOp = op;
-                    o.endBatch = b;
+                    if (ci >= 0) {
+                        op = "consumer_wait";
+                        try {
+                            pipe.consumerWait();
+                            check(c, stage, b, ci, commitsOf, data, o);
+                        } catch (StageFailedException failed) {
+                            o.failed.add(b);
+                            if (failed.batch() != b && o.corruption == null) {
+                                o.corruption = "StageFailedException for batch " + b + " names batch "
+                                    + failed.batch();
+                            }
+                        }
+                        delay(delays);
+                        released.incrementAndGet(ci);          // counted before the release makes it visible
+                        op = "consumer_release";
+                        pipe.consumerRelease();
+                        o.releases++;
+                    }
                 }
-                if (exit == Exit.FULL || exit == Exit.QUIT || DEAD_AS_QUIT) {
-                    pipe.quit();
+                if (exit == Exit.DIE_HOLDING) {
+                    op = "producer_acquire (then die holding it)";
+                    pipe.producerAcquire();
                 }
-                // DIE and DIE_HOLDING: the thread ends here without quit()
-            });
-        } catch (ThreadTeam.TeamFailure failure) {
-            wrong.add("the team failed: " + failure.getMessage().lines().findFirst().orElse("")
-                + (failure.getCause() == null ? "" : " (" + firstLine(failure.getCause()) + ")"));
-        }
+            } catch (Throwable t) {
+                o.end = t;
+                o.endOp = op;
+                o.endBatch = b;
+            }
+            if (exit == Exit.FULL || exit == Exit.QUIT || DEAD_AS_QUIT) {
+                pipe.quit();
+            }
+            // DIE and DIE_HOLDING: the thread ends here without quit()
+        });
         judge(c, e, outcomes, wrong);
         return wrong;
+    }
+
+    /**
+     * Runs {@code body} on {@code team} and returns once the team has ended, or once no consumer has released a
+     * batch (counted in {@code released}) for {@link #STALL}: a hang (a lost wake-up, a wait that never returns),
+     * which it adds to {@code wrong} with where each member is. It bounds the time without progress, not the run:
+     * the run's length depends on the machine (up to 16 threads that spin and yield on 2 cores, under whatever else
+     * runs there), a hang's does not. Every configuration has a finite number of batches, so a run that keeps
+     * releasing them ends.
+     */
+    private static void runWatched(ThreadTeam team, AtomicLongArray released, List<String> wrong,
+                                   Consumer<Group> body) {
+        AtomicReferenceArray<Thread> members = new AtomicReferenceArray<>(team.size());
+        AtomicReference<Throwable> ended = new AtomicReference<>();
+        Thread runner = Thread.ofPlatform().daemon().name("random-schedule-team").start(() -> {
+            try {
+                team.run(BACKSTOP, g -> {
+                    members.set(g.threadRank(), Thread.currentThread());
+                    body.accept(g);
+                });
+            } catch (Throwable t) {
+                ended.set(t);
+            }
+        });
+        long seen = -1;
+        long since = System.nanoTime();
+        try {
+            while (!runner.join(Duration.ofMillis(50))) {
+                long releases = 0;
+                for (int k = 0; k < released.length(); k++) {
+                    releases += released.get(k);
+                }
+                if (releases != seen) {
+                    seen = releases;
+                    since = System.nanoTime();
+                } else if (System.nanoTime() - since > STALL.toNanos()) {
+                    List<String> where = new ArrayList<>();
+                    for (int r = 0; r < members.length(); r++) {
+                        Thread member = members.get(r);
+                        if (member != null && member.isAlive()) {
+                            where.add("rank " + r + " in " + topFrame(member));
+                        }
+                    }
+                    wrong.add("the team failed: no consumer released a batch for " + STALL + " (after " + releases
+                        + " releases): " + where);
+                    return;             // its threads are daemons, left as a timed-out team leaves them
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted while watching the team", e);
+        }
+        Throwable end = ended.get();
+        if (end instanceof ThreadTeam.TeamFailure failure) {
+            wrong.add("the team failed: " + failure.getMessage().lines().findFirst().orElse("")
+                + (failure.getCause() == null ? "" : " (" + firstLine(failure.getCause()) + ")"));
+        } else if (end instanceof RuntimeException e) {
+            throw e;
+        } else if (end instanceof Error e) {
+            throw e;
+        }
+    }
+
+    /** The first frame of {@code t}'s stack outside the JDK and jpipeline's internals, as ThreadTeam names it. */
+    private static String topFrame(Thread t) {
+        StackTraceElement[] stack = t.getStackTrace();
+        for (StackTraceElement e : stack) {
+            if (!e.getClassName().startsWith("java.") && !e.getClassName().startsWith("jdk.")
+                && !e.getClassName().startsWith("dev.jpipeline.internal.")) {
+                return e.toString();
+            }
+        }
+        return stack.length > 0 ? stack[0].toString() : "(no stack)";
     }
 
     private static void fill(Config c, Expected e, MemorySegment stage, MemorySegment src,
