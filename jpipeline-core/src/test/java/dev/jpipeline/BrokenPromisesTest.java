@@ -7,6 +7,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -180,7 +181,8 @@ class BrokenPromisesTest {
                 int failedStages = 0;
                 for (int attempt = 0; attempt < 100 && failedStages < 5; attempt++) {
                     Arena arena = Arena.ofShared();
-                    MemorySegment src = arena.allocate(size);
+                    byte mark = (byte) (attempt + 1);           // this attempt's bytes: not 0, not the last's
+                    MemorySegment src = arena.allocate(size).fill(mark);
                     CountDownLatch next = new CountDownLatch(1);
                     // the one worker runs this small copy, then goes straight on to the large one
                     engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> next.countDown());
@@ -190,8 +192,14 @@ class BrokenPromisesTest {
                     if (!next.await(5, TimeUnit.SECONDS)) {
                         return "the copy engine did not run a copy within 5 s";
                     }
-                    for (int spin = 0; spin < (attempt % 10) * 20_000; spin++) {
-                        Thread.onSpinWait();             // close at a different point of the copy each time
+                    // observed, not timed: close once the copy's first bytes have landed (a loaded machine may
+                    // run the whole copy before this thread is scheduled again), at a different point each time
+                    long started = System.nanoTime();
+                    while (dst.get(ValueLayout.JAVA_BYTE, 0) != mark && System.nanoTime() - started < 5e9) {
+                        Thread.onSpinWait();
+                    }
+                    for (int spin = 0; spin < (attempt % 10) * 2_000; spin++) {
+                        Thread.onSpinWait();
                     }
                     arena.close();
                     try {
