@@ -167,7 +167,8 @@ public final class ThreadTeam {
         }
     }
 
-    private static String topFrame(Thread t) {
+    /** The first frame of {@code t}'s stack outside the JDK and jpipeline's internals (package-private: tests). */
+    static String topFrame(Thread t) {
         StackTraceElement[] stack = t.getStackTrace();
         for (StackTraceElement e : stack) {
             if (!e.getClassName().startsWith("java.") && !e.getClassName().startsWith("jdk.")

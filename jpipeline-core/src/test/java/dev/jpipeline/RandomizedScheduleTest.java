@@ -495,7 +495,7 @@ class RandomizedScheduleTest {
                     for (int r = 0; r < members.length(); r++) {
                         Thread member = members.get(r);
                         if (member != null && member.isAlive()) {
-                            where.add("rank " + r + " in " + topFrame(member));
+                            where.add("rank " + r + " in " + ThreadTeam.topFrame(member));
                         }
                     }
                     wrong.add("the team failed: no consumer released a batch for " + STALL + " (after " + releases
@@ -516,18 +516,6 @@ class RandomizedScheduleTest {
         } else if (end instanceof Error e) {
             throw e;
         }
-    }
-
-    /** The first frame of {@code t}'s stack outside the JDK and jpipeline's internals, as ThreadTeam names it. */
-    private static String topFrame(Thread t) {
-        StackTraceElement[] stack = t.getStackTrace();
-        for (StackTraceElement e : stack) {
-            if (!e.getClassName().startsWith("java.") && !e.getClassName().startsWith("jdk.")
-                && !e.getClassName().startsWith("dev.jpipeline.internal.")) {
-                return e.toString();
-            }
-        }
-        return stack.length > 0 ? stack[0].toString() : "(no stack)";
     }
 
     private static void fill(Config c, Expected e, MemorySegment stage, MemorySegment src,
