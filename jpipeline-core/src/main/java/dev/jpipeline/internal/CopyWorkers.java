@@ -160,7 +160,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         lock.lock();
         try {
             checkOpen();
-            CopySubmission s = pool.isEmpty() ? new CopySubmission() : pool.pop();      // lock held: no pooled()
+            CopySubmission s = fromPool();
             IN_FLIGHT.incrementAndGet();
             if (channel == null) {
                 s.memory(dst, src, chunk, landing);
@@ -256,10 +256,15 @@ public final class CopyWorkers implements CopyService, Waitable {
     private CopySubmission pooled() {
         lock.lock();
         try {
-            return pool.isEmpty() ? new CopySubmission() : pool.pop();
+            return fromPool();
         } finally {
             lock.unlock();
         }
+    }
+
+    /** {@link #pooled()} with the lock already held. */
+    private CopySubmission fromPool() {
+        return pool.isEmpty() ? new CopySubmission() : pool.pop();
     }
 
     private void recycle(CopySubmission s) {

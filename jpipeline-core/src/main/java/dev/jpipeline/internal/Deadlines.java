@@ -3,6 +3,8 @@ package dev.jpipeline.internal;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * Turns Java time limits into {@link System#nanoTime()} deadlines for {@link Waiting#await}. Java convention, not
@@ -66,5 +68,22 @@ public final class Deadlines {
     /** Whether {@code deadline} (not a sentinel) has passed at {@code now}. */
     static boolean passed(long deadline, long now) {
         return deadline != NO_DEADLINE && now - deadline >= 0;
+    }
+
+    /**
+     * Asks {@code pending} every millisecond, for up to {@code nanos}, until it answers null: a wait for counts that
+     * other threads or processes bring down and that wake no waiter (a region's copies still landing), which only
+     * region makes and closes do, never the hot path.
+     *
+     * @return null once {@code pending} answered null; else its last answer (what is still pending)
+     */
+    static String pollUntilNone(long nanos, Supplier<String> pending) {
+        long deadline = System.nanoTime() + nanos;
+        for (String left; ; LockSupport.parkNanos(1_000_000)) {
+            left = pending.get();
+            if (left == null || System.nanoTime() - deadline >= 0) {
+                return left;
+            }
+        }
     }
 }

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * This process's live handles on the pipelines of one state area of a shared region, whichever
@@ -129,22 +128,18 @@ public final class RegionLocals {
      * @throws IllegalStateException when some are still in flight then (nothing is closed: close again later)
      */
     private static void awaitLandings(MappedFile file, MemorySegment.Scope scope) {
-        long deadline = System.nanoTime() + LANDING_WAIT_NANOS;
-        for (;;) {
-            long inFlight = 0;
+        String inFlight = Deadlines.pollUntilNone(LANDING_WAIT_NANOS, () -> {
+            long count = 0;
             for (RegionLocals locals : file.states.values()) {
-                AtomicLong count = locals.landings.get(scope);
-                inFlight += count == null ? 0 : count.get();
+                AtomicLong landing = locals.landings.get(scope);
+                count += landing == null ? 0 : landing.get();
             }
-            if (inFlight == 0) {
-                return;
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                throw new IllegalStateException("cannot close the region while " + inFlight + " memcpyAsync copies "
-                    + "of pipelines made over it are still in flight after " + LANDING_WAIT_NANOS / 1_000_000
-                    + " ms (they land in its memory): close it again once they have landed");
-            }
-            LockSupport.parkNanos(1_000_000);
+            return count == 0 ? null : Long.toString(count);
+        });
+        if (inFlight != null) {
+            throw new IllegalStateException("cannot close the region while " + inFlight + " memcpyAsync copies of "
+                + "pipelines made over it are still in flight after " + LANDING_WAIT_NANOS / 1_000_000 + " ms (they "
+                + "land in its memory): close it again once they have landed");
         }
     }
 

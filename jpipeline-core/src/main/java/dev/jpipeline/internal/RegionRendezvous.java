@@ -308,25 +308,19 @@ public final class RegionRendezvous implements PipelineMaker {
         if (!region.formatted()) {
             return null;
         }
-        long deadline = System.nanoTime() + COPY_WAIT_NANOS;
-        for (;;) {
-            List<String> inFlight = new ArrayList<>();
+        String inFlight = Deadlines.pollUntilNone(COPY_WAIT_NANOS, () -> {
+            List<String> ranks = new ArrayList<>();
             for (int r = 0; r < region.groupSize(); r++) {
                 long copies = region.copies(r);
                 if (copies != 0 && region.maker(r).isAlive()) {
-                    inFlight.add("rank " + r + " (" + region.maker(r) + ") has " + copies);
+                    ranks.add("rank " + r + " (" + region.maker(r) + ") has " + copies);
                 }
             }
-            if (inFlight.isEmpty()) {
-                return null;
-            }
-            if (System.nanoTime() - deadline >= 0) {
-                return "memcpyAsync copies of the pipeline made before on this state are still in flight after "
-                    + COPY_WAIT_NANOS / 1_000_000 + " ms: " + String.join(", ", inFlight) + " (they would land in "
-                    + "the new pipeline's stages: make it again once they have landed)";
-            }
-            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
-        }
+            return ranks.isEmpty() ? null : String.join(", ", ranks);
+        });
+        return inFlight == null ? null : "memcpyAsync copies of the pipeline made before on this state are still in "
+            + "flight after " + COPY_WAIT_NANOS / 1_000_000 + " ms: " + inFlight + " (they would land in the new "
+            + "pipeline's stages: make it again once they have landed)";
     }
 
     /** How long a make waits for the previous pipeline's copies to land before it refuses. */
