@@ -1,34 +1,40 @@
 package dev.jpipeline.prefetch;
 
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
 
 /**
- * The stage buffers of one iteration: {@code count} buffers of {@code bytes} each, allocated once when the
- * iteration opens, from the user's allocator or from an arena of their own that {@link #free} closes. The user's
- * allocator keeps its memory: freeing it is the user's, after {@link Chunks#close}.
+ * The stage buffers of one iteration: {@code count} buffers of {@code bytes} each, taken once when the iteration
+ * opens, from the user's allocator or from the {@link StageBufferPool} (shared memory: copy workers and a reader
+ * thread write into them), to which {@link #free} gives them back for the next iteration. The user's allocator
+ * keeps its memory: freeing it is the user's, after {@link Chunks#close}.
  */
 final class StageBuffers {
 
-    /** Buffers start on a page, so that file reads into them start on one too. */
-    private static final long ALIGNMENT = 4096;
-
-    /** The arena the buffers came from when the user gave no allocator, else null. */
-    private final Arena own;
+    /** The pool the buffers came from when the user gave no allocator, else null. */
+    private final StageBufferPool pool;
+    /** The pooled buffers, by stage (null entries once given back), when {@link #pool} is set. */
+    private final StageBufferPool.Buffer[] pooled;
     private final MemorySegment[] stages;
 
-    /**
-     * @param allocator where the buffers come from, or null for an arena of their own (shared: copy workers and a
-     *                  reader thread write into them)
-     */
+    /** @param allocator where the buffers come from, or null for the shared pool */
     StageBuffers(int count, long bytes, SegmentAllocator allocator) {
-        this.own = allocator == null ? Arena.ofShared() : null;
-        SegmentAllocator from = own != null ? own : allocator;
+        this(count, bytes, allocator, allocator == null ? StageBufferPool.SHARED : null);
+    }
+
+    /** @param pool where the buffers come from when {@code allocator} is null */
+    StageBuffers(int count, long bytes, SegmentAllocator allocator, StageBufferPool pool) {
+        this.pool = allocator == null ? pool : null;
+        this.pooled = this.pool == null ? null : new StageBufferPool.Buffer[count];
         this.stages = new MemorySegment[count];
         try {
             for (int s = 0; s < count; s++) {
-                MemorySegment given = from.allocate(bytes, ALIGNMENT);
+                if (this.pool != null) {
+                    pooled[s] = this.pool.take(bytes);
+                    stages[s] = pooled[s].slice(bytes);
+                    continue;
+                }
+                MemorySegment given = allocator.allocate(bytes, StageBufferPool.ALIGNMENT);
                 check(given, s, bytes);
                 // of a larger segment, only the chunk's bytes: chunks keep their size, and the overlap check holds
                 stages[s] = given.byteSize() == bytes ? given : given.asSlice(0, bytes);
@@ -89,12 +95,20 @@ final class StageBuffers {
     }
 
     /**
-     * Frees the buffers if they are this iteration's own; call once nothing can write into them any more. A second
-     * call does nothing (a failed open frees what its feed may have freed already).
+     * Gives the buffers back to the pool if they came from it; call once nothing can read or write them any more.
+     * A second call does nothing (a failed open frees what its feed may have freed already).
      */
     void free() {
-        if (own != null && own.scope().isAlive()) {
-            own.close();
+        if (pool == null) {
+            return;
+        }
+        for (int s = 0; s < pooled.length; s++) {
+            if (pooled[s] != null) {
+                StageBufferPool.Buffer b = pooled[s];
+                pooled[s] = null;
+                stages[s] = null;
+                pool.give(b);
+            }
         }
     }
 }
