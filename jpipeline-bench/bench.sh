@@ -21,7 +21,7 @@ mkdir -p "$out"
 for bench in HandoffBenchmark RendezvousFloorBenchmark StageHandoffBenchmark StreamingBenchmark StreamingTeamBenchmark PipelineKindsBenchmark \
     PairScalingBenchmark KernelBenchmark SimtLaunchBenchmark StackSwitchBenchmark TracingBenchmark \
     CopyHandoffBenchmark CheckedLaunchBenchmark CrossProcessWakeBenchmark CrossProcessHandoffBenchmark \
-    CrossProcessStreamingBenchmark PrefetchBenchmark; do
+    CrossProcessStreamingBenchmark PrefetchBenchmark LoadBenchmark; do
   [[ "$bench" =~ $filter ]] || continue
   echo "== $bench" >&2
   "$JAVA" -jar "$jar" "\.$bench\." -rf json -rff "$out/$bench.json" "$@" | tee "$out/$bench.txt" | grep -E '^[A-Z][A-Za-z]+Benchmark\.' || true
