@@ -37,6 +37,12 @@ final class BuiltInWaitStrategy implements WaitStrategy {
         return false;
     }
 
+    /** A strategy that spins and then parks backs off on a busy machine (see {@link WaitStrategy#backsOffWhenBusy}). */
+    @Override
+    public boolean backsOffWhenBusy() {
+        return spins > 0 && parkFrom != FOREVER;
+    }
+
     @Override
     public String toString() {
         return name;

@@ -62,4 +62,18 @@ public interface WaitStrategy {
      * @return {@code true} to check the condition again, {@code false} to park until woken
      */
     boolean idle(int attempt);
+
+    /**
+     * Whether a wait under this strategy parks at once, without spinning, while the machine is seen oversubscribed
+     * (a waiter lately found its spins or yields descheduled for a time slice): a spinning waiter then only takes a
+     * core from the thread it waits for. {@code true} for the built-in strategies that spin and then park
+     * ({@link #ADAPTIVE}, {@link #spinYieldPark}); {@code false} for {@link #BUSY_SPIN} (the user's explicit
+     * choice), {@link #YIELDING} (it gives its core away already), {@link #BLOCKING} (it never spins) and, by
+     * default, a user's own strategy. No CUDA counterpart.
+     *
+     * @return whether waits back off on a busy machine
+     */
+    default boolean backsOffWhenBusy() {
+        return false;
+    }
 }

@@ -17,9 +17,13 @@ import java.nio.channels.FileChannel;
  * claimed   : next chunk to hand out (getAndAdd); a worker that gets an index >= chunks has nothing to do
  * remaining : chunks not yet finished; the worker that brings it to 0 calls the completion
  * failure   : the first chunk failure, published before the remaining decrement that ends the copy
- * refs      : queue entries plus workers still inside work(); set to the number of entries on submission,
- *             dropped by each worker after work() returns. Only the release that brings it to 0 recycles the
- *             submission, so a worker can never mix the counters of one copy with the chunks of the next.
+ * refs      : queue entries plus workers and helpers still inside work(); set to the number of entries on
+ *             submission, dropped by each worker after work() returns. Only the release that brings it to 0
+ *             recycles the submission, so a worker can never mix the counters of one copy with the chunks of the
+ *             next. A waiting thread joins a copy in progress with join(): a CAS from refs > 0 to refs + 1, so it
+ *             never takes a submission that is pooled or being prepared (refs == 0 until it is published).
+ * target    : the barrier the copy is tied to (its landing arrives there), or null: what a waiting thread looks
+ *             for when it helps (CopyWorkers.helpWith)
  * </pre>
  *
  * Fault isolation: a chunk's failure (any Throwable: an IOException, a closed Arena, a WrongThreadException) is
@@ -43,6 +47,8 @@ public final class CopySubmission {
     private static final long BOUNCE_WINDOW = 1L << 20;
 
     private CopyLanding completion;
+    /** The barrier the copy is tied to, or null; written before the submission is published (queue lock). */
+    private PhaseBarrier target;
 
     private volatile int claimed;
     private volatile int remaining;
@@ -54,7 +60,6 @@ public final class CopySubmission {
      */
     private boolean interruptCleared;
 
-    /** Prepares a memory-to-memory copy; fields are published to workers by the engine's queue lock. */
     /** Made by the engine's pool, and by {@link #perform}. */
     CopySubmission() {
     }
@@ -125,6 +130,35 @@ public final class CopySubmission {
 
     int chunks() {
         return chunks;
+    }
+
+    /** Ties the copy to {@code barrier} for helpers (before it is published), or to none. */
+    void target(PhaseBarrier barrier) {
+        this.target = barrier;
+    }
+
+    /** The barrier a helper of this copy waits for; racy outside a reference (a hint, checked again after join). */
+    PhaseBarrier target() {
+        return target;
+    }
+
+    /** Whether chunks are left to claim (racy: a hint for a helper deciding whether to join). */
+    boolean unclaimed() {
+        return claimed < chunks;
+    }
+
+    /**
+     * Takes a reference to a copy in progress for a helper, unless it is pooled or being prepared.
+     *
+     * @return whether the reference was taken: the caller then calls {@link #work()} and {@link #release()}
+     */
+    boolean join() {
+        for (int r; (r = refs) > 0; ) {
+            if (REFS.compareAndSet(this, r, r + 1)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Records how many queue entries refer to this submission (before it is published by the queue lock). */
@@ -224,6 +258,7 @@ public final class CopySubmission {
 
     /** Drops references so that a pooled submission keeps no segment or channel alive. */
     void clear() {
+        target = null;
         dst = null;
         src = null;
         channel = null;

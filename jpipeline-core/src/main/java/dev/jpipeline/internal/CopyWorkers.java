@@ -7,8 +7,13 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
 import java.util.ArrayDeque;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -27,6 +32,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *                                                         one entry per worker that may share it)
  *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
  *           the worker that finishes the last chunk tells the copy's landing, then recycles the submission.
+ *   helpWith(barrier), by a thread that waits for a barrier phase with copies pending (Waiting, through
+ *           Waitable.helpProgress): takes the queue entries of copies tied to that barrier out of the queue, and
+ *           joins such a copy that a worker has started (its active slot, CopySubmission.join), and claims their
+ *           chunks like a worker. So a waiter never waits for a copy that no worker has started: on a busy
+ *           machine, where a worker may wait a whole time slice to run, the thread that needs the data copies it.
+ *           A copy of more than one minimum chunk is split at least two ways, so that a waiter can share a copy
+ *           that the engine's only worker has started. A waiter performs memory copies, and reads only from
+ *           channels that jpipeline opened itself (waitersMayRead): an interrupt that reaches a thread inside a
+ *           FileChannel read closes the channel, and a user's channel is never closed by jpipeline.
  * </pre>
  *
  * Idle workers wait in {@link Waiting#await} on this object (spin briefly, then park); a submission signals them
@@ -41,6 +55,12 @@ public final class CopyWorkers implements CopyService, Waitable {
 
     /** Copies submitted to any engine and not landed yet: a copy in flight is progress for hang detectors. */
     private static final AtomicInteger IN_FLIGHT = new AtomicInteger();
+    /**
+     * Channels that jpipeline opened itself (a prefetch of a path, the command line's file): a waiting thread may
+     * read from them. Weak keys, identity (a FileChannel's equals), guarded by its own lock.
+     */
+    private static final Set<FileChannel> WAITERS_MAY_READ =
+        Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
     /** Idle workers spin about 10-40 us for new work before they park. */
     private static final WaitStrategy IDLE = WaitStrategy.spinYieldPark(1 << 10, 0);
 
@@ -60,6 +80,11 @@ public final class CopyWorkers implements CopyService, Waitable {
     private volatile boolean closed;
     /** Treiber stack of parked idle workers: accessed through {@code IDLE_WORKERS}. */
     private volatile Waiter idleWorkers;
+    /**
+     * The submission each worker is inside work() of, else null: set by the worker after it took it and cleared
+     * before it drops its reference, read by helpers (who join it only while a reference is held, see join).
+     */
+    private final AtomicReferenceArray<CopySubmission> active;
 
     /**
      * Starts {@code workers} daemon worker threads named {@code name-i}. Copies of at most
@@ -70,9 +95,19 @@ public final class CopyWorkers implements CopyService, Waitable {
         this.inlineThreshold = inlineThreshold;
         this.minChunk = minChunk;
         this.threads = new Thread[workers];
+        this.active = new AtomicReferenceArray<>(workers);
         for (int i = 0; i < workers; i++) {
-            threads[i] = Thread.ofPlatform().daemon().name(name + "-" + i).start(this::workLoop);
+            int index = i;
+            threads[i] = Thread.ofPlatform().daemon().name(name + "-" + i).start(() -> workLoop(index));
         }
+    }
+
+    /**
+     * Lets waiting threads perform reads from {@code channel}, which jpipeline opened and owns: an interrupt of a
+     * waiter inside such a read closes it and fails that read's stage, which is the owner's to report.
+     */
+    public static void waitersMayRead(FileChannel channel) {
+        WAITERS_MAY_READ.add(channel);
     }
 
     /** Copies submitted to any engine whose landing has not been told yet. */
@@ -107,7 +142,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         }
         target.tieCopy();
         landing.copyHandedOff();
-        submitTied(dst, src, null, 0, landing);
+        submitTied(dst, src, null, 0, target, landing);
         return AsyncContractFulfillment.ASYNC;
     }
 
@@ -128,15 +163,16 @@ public final class CopyWorkers implements CopyService, Waitable {
             landing.copyLanded(failure);
             return AsyncContractFulfillment.NONE;
         }
-        submitTied(dst, null, channel, position, landing);
+        submitTied(dst, null, channel, position, target, landing);
         return AsyncContractFulfillment.ASYNC;
     }
 
     /** A submission whose pending arrival is already tied: if the engine closed meanwhile, the copy fails. */
     private void submitTied(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
-                            CopyLanding landing) {
+                            PhaseBarrier target, CopyLanding landing) {
         try {
-            submit(dst, src, channel, position, landing);
+            target.copiesOn(this);      // before the submission: a waiter that sees it pending may look for it here
+            submit(dst, src, channel, position, target, landing);
         } catch (IllegalStateException closedMeanwhile) {
             landing.copyLanded(closedMeanwhile);
             throw closedMeanwhile;
@@ -151,10 +187,17 @@ public final class CopyWorkers implements CopyService, Waitable {
      */
     public void submit(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
                        CopyLanding landing) {
+        submit(dst, src, channel, position, null, landing);
+    }
+
+    /** {@link #submit(MemorySegment, MemorySegment, FileChannel, long, CopyLanding)} of a copy tied to target. */
+    private void submit(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
+                        PhaseBarrier target, CopyLanding landing) {
         Objects.requireNonNull(dst, "dst");
         Objects.requireNonNull(landing, "landing");
         long bytes = dst.byteSize();
-        int ways = (int) Math.clamp(bytes / minChunk, 1, workers);
+        // at least two ways (where the copy has two minimum chunks): a waiter can share the only worker's copy
+        int ways = (int) Math.clamp(bytes / minChunk, 1, Math.max(2, workers));
         long chunk = (bytes + ways - 1) / ways;
         chunk = Math.max(64, (chunk + 63) & ~63L);          // cache-line aligned chunk boundaries
         lock.lock();
@@ -167,6 +210,7 @@ public final class CopyWorkers implements CopyService, Waitable {
             } else {
                 s.file(dst, channel, position, chunk, landing);
             }
+            s.target(target != null && (channel == null || WAITERS_MAY_READ.contains(channel)) ? target : null);
             int entries = Math.min(s.chunks(), workers);
             s.referencedBy(entries);
             for (int i = 0; i < entries; i++) {
@@ -187,8 +231,9 @@ public final class CopyWorkers implements CopyService, Waitable {
         }
     }
 
-    private void workLoop() {
+    private void workLoop(int index) {
         for (CopySubmission s; (s = take()) != null; ) {
+            active.set(index, s);
             CopyLanding done;
             try {
                 done = s.work();
@@ -198,18 +243,92 @@ public final class CopyWorkers implements CopyService, Waitable {
             }
             if (done != null) {
                 try {
-                    done.copyLanded(s.failure());
-                } catch (Throwable t) {
-                    report(t);      // a landing must not kill the worker
+                    land(s, done);
                 } finally {
-                    IN_FLIGHT.decrementAndGet();
                     Thread.interrupted();       // whatever the landing did, the next copy starts clean
                 }
             }
+            active.set(index, null);            // before the release: a helper joins only a referenced copy
             if (s.release()) {
                 recycle(s);
             }
         }
+    }
+
+    /** Tells a finished copy's landing (a landing must not kill the worker or fail a helper's wait). */
+    private static void land(CopySubmission s, CopyLanding done) {
+        try {
+            done.copyLanded(s.failure());
+        } catch (Throwable t) {
+            report(t);
+        } finally {
+            IN_FLIGHT.decrementAndGet();
+        }
+    }
+
+    /**
+     * Performs, on the calling thread, the copies tied to {@code target} that no worker has started (their queue
+     * entries) and the unclaimed chunks of those a worker has started, landing each copy whose last chunk it
+     * finishes, exactly as a worker would (a failed chunk fails the copy, never this call). The caller's interrupt
+     * status is kept, but not seen by the copies (an interrupted positional read would close its channel).
+     *
+     * @return whether it performed or joined any copy
+     */
+    public boolean helpWith(PhaseBarrier target) {
+        boolean helped = false;
+        for (CopySubmission s; (s = claimFor(target)) != null; ) {
+            helped = true;
+            boolean interrupted = Thread.interrupted();
+            CopyLanding done = null;
+            try {
+                done = s.work();
+            } finally {
+                if (done != null) {
+                    land(s, done);
+                }
+                if (Thread.interrupted() | interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                if (s.release()) {
+                    recycle(s);
+                }
+            }
+        }
+        return helped;
+    }
+
+    /**
+     * A referenced copy tied to {@code target} with chunks left: a queue entry taken out of the queue (its
+     * reference becomes the caller's), else a worker's copy in progress joined; null when there is none.
+     */
+    private CopySubmission claimFor(PhaseBarrier target) {
+        if (queued > 0) {
+            lock.lock();
+            try {
+                for (Iterator<CopySubmission> it = queue.iterator(); it.hasNext(); ) {
+                    CopySubmission s = it.next();
+                    if (s.target() == target) {
+                        it.remove();
+                        queued--;
+                        return s;
+                    }
+                }
+            } finally {
+                lock.unlock();
+            }
+        }
+        for (int i = 0; i < workers; i++) {
+            CopySubmission s = active.get(i);
+            if (s != null && s.target() == target && s.unclaimed() && s.join()) {
+                if (s.target() == target && s.unclaimed()) {
+                    return s;
+                }
+                if (s.release()) {         // recycled and reused meanwhile for another copy: not ours
+                    recycle(s);
+                }
+            }
+        }
+        return null;
     }
 
     private static void report(Throwable t) {

@@ -107,6 +107,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * racing check can only overestimate the parties' room (miss an over-arrival), never refuse a correct one.
      */
     private volatile int pendingCopies;
+    /**
+     * The copy engine that last had a copy tied to this barrier (written before its submission is queued, volatile):
+     * where a waiter of a phase with copies pending looks for them to perform itself ({@link #helpProgress}).
+     */
+    private volatile CopyWorkers copies;
 
     /**
      * @param expected   arrivals per phase, 0 to {@link #MAX_PARTIES} (0 makes every wait report abandonment)
@@ -411,6 +416,24 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 return;
             }
         }
+    }
+
+    /** {@code engine} is about to queue a copy tied to this barrier: a waiter may look for it there. */
+    void copiesOn(CopyWorkers engine) {
+        if (copies != engine) {
+            copies = engine;
+        }
+    }
+
+    /**
+     * A waiter of this barrier performs the copies tied to it that no worker has started (see
+     * {@link CopyWorkers#helpWith}): on a busy machine the thread that needs the data copies it instead of waiting
+     * for a worker to be scheduled.
+     */
+    @Override
+    public boolean helpProgress() {
+        CopyWorkers engine = copies;
+        return engine != null && pendingCopies > 0 && engine.helpWith(this);
     }
 
     /**

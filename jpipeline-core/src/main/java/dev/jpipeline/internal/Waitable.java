@@ -24,6 +24,17 @@ public interface Waitable {
     void sweepWaiters();
 
     /**
+     * Does work that brings the condition closer, if there is any the waiter can do itself: a barrier's waiter
+     * performs the copies tied to it that no worker has started. Called by the wait routine before it idles and
+     * again before each park; never blocks for long (it performs copies, it does not wait for them).
+     *
+     * @return whether it did anything (the caller then polls again)
+     */
+    default boolean helpProgress() {
+        return false;
+    }
+
+    /**
      * Whether a signal may miss a waiter that has just pushed its node: the condition is met by a release store
      * that is not ordered before the signaller's read of the stack (see {@link PhaseBarrier#arriveAlone}). The
      * wait routine then bounds each park, so that a missed signal costs a short delay, never a hang.

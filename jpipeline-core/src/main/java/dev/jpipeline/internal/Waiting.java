@@ -13,6 +13,11 @@ import java.util.concurrent.locks.LockSupport;
  * Algorithm
  *
  *   poll                               the fast path: a met condition returns at once, nothing else is touched
+ *   help (untimed, uninterruptible)    waitable.helpProgress(): the waiter does what it waits for where it can (a
+ *                                      copy no worker has started), then polls; again at every clock read and
+ *                                      before every park, so a copy queued meanwhile is found too. A timed or an
+ *                                      interruptible wait never helps: a copy it performed could outlast its
+ *                                      deadline, and an interrupt must end it at once
  *   idle phase (platform threads)      strategy.idle(attempt) spins or yields while it returns true, polling after
  *                                      each; the clock (deadline, interrupt, stall) is read after attempts 0 (timed
  *                                      waits) or 15 (untimed), then at doubling intervals up to every 256, and after
@@ -25,7 +30,11 @@ import java.util.concurrent.locks.LockSupport;
  *                                      is also bounded: 100 us, then doubling up to 1 s, polling after each
  * </pre>
  *
- * Interrupts: an interruptible wait returns {@link WaitStatus#INTERRUPTED} (status cleared); an uninterruptible
+ * Busy machines: a strategy that backs off (WaitStrategy.backsOffWhenBusy) parks at once while Oversubscription
+ * says the machine was lately seen oversubscribed, and its waits read the clock in the idle phase to see it: idling
+ * that took a time slice between two clock reads marks the machine busy and sends the wait to park.
+ *
+ * <p>Interrupts: an interruptible wait returns {@link WaitStatus#INTERRUPTED} (status cleared); an uninterruptible
  * wait remembers the interrupt and re-asserts it before returning. Stall checks: with a watch, the wait calls
  * {@link StallWatch#stalled} a quarter of the watch's patience after it began, then every quarter; the first
  * clock read happens only after 256 unsuccessful attempts, so that short waits never read the clock.
@@ -78,7 +87,9 @@ public final class Waiting {
     private static WaitStatus slow(Waitable waitable, long token, long deadline, boolean interruptible,
                                    WaitStrategy strategy, Object site, StallWatch watch) {
         Thread me = Thread.currentThread();
-        boolean parking = me.isVirtual();       // a virtual thread never holds its carrier
+        boolean backOff = strategy.backsOffWhenBusy();
+        // a virtual thread never holds its carrier; nor spins a waiter that backs off on a machine seen busy
+        boolean parking = me.isVirtual() || backOff && Oversubscription.busy();
         ParkListener listener = parking ? ParkListener.current() : null;
         long nextCheck = 0;                     // when the next stall check is due; 0 until the clock was read
         long lastClock = 0;                     // when the clock was last read; 0 before the first read
@@ -88,7 +99,14 @@ public final class Waiting {
         boolean parked = false;                 // whether the listener was told of a park
         Waiter node = null;                     // this wait's node while it is on the stack
         long parkBound = waitable.signalsMayMissAPush() ? FIRST_BOUNDED_PARK_NANOS : 0;   // 0: parks unbounded
+        boolean helps = deadline == Deadlines.NO_DEADLINE && !interruptible;
         try {
+            if (helps && waitable.helpProgress()) {
+                WaitStatus helped = waitable.poll(token);
+                if (helped != null) {
+                    return helped;
+                }
+            }
             for (int attempt = 0; ; ) {
                 WaitStatus status;
                 if (!parking) {
@@ -119,6 +137,13 @@ public final class Waiting {
                         return status;
                     }
                 }
+                if (helps && waitable.helpProgress()) {
+                    status = waitable.poll(token);
+                    if (status != null) {
+                        return status;
+                    }
+                    lastClock = 0;              // the copy's time is no idling: measure idling afresh
+                }
                 // The clock: interrupts, the deadline, stall checks.
                 if (Thread.interrupted()) {
                     if (interruptible) {
@@ -126,10 +151,13 @@ public final class Waiting {
                     }
                     interrupted = true;
                 }
-                long now = deadline == Deadlines.NO_DEADLINE && watch == null ? 0
+                long now = deadline == Deadlines.NO_DEADLINE && watch == null && !(backOff && !parking) ? 0
                     : listener != null ? listener.nanoTime() : System.nanoTime();
+                boolean seenBusy = false;
                 if (now != 0) {
-                    if (lastClock != 0 && now - lastClock > SLOW_IDLE_NANOS) {
+                    if (lastClock != 0 && now - lastClock > SLOW_IDLE_NANOS && !parking) {
+                        // descheduled while idling: spinning only takes a core from others
+                        seenBusy = backOff && Oversubscription.sawIdling(now - lastClock, now);
                         clockMask = 0;          // the strategy idles slowly: read the clock after every idle
                     }
                     lastClock = now;
@@ -148,6 +176,10 @@ public final class Waiting {
                     }
                 }
                 if (!parking) {
+                    if (seenBusy) {
+                        parking = true;         // to the park phase, which pushes this wait's node first
+                        listener = ParkListener.current();
+                    }
                     continue;
                 }
                 long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)

@@ -1,6 +1,7 @@
 package dev.jpipeline.prefetch;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.CopyWorkers;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
@@ -335,6 +336,7 @@ public final class Prefetch {
                 }
                 case PathSource(Path path) -> {
                     FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+                    CopyWorkers.waitersMayRead(channel);    // ours: the iterating thread may read it (issue 25)
                     try {
                         yield new PieceSource.FilePieces(channel, 0, channel.size(), true);
                     } catch (IOException e) {

@@ -1,0 +1,54 @@
+package dev.jpipeline.internal;
+
+/**
+ * Whether the machine was lately seen oversubscribed: more runnable threads than cores, so that a waiter that spins
+ * takes a core from the thread it waits for (on a busy 2-core machine, a copy worker or a producer waiting for a time
+ * slice). Waits whose strategy backs off ({@code WaitStrategy.backsOffWhenBusy()}) then park at once instead of
+ * spinning.
+ *
+ * <pre>
+ *   seen     : a spinning or yielding waiter found that far more time passed between two of its clock reads than
+ *              its idles take on a free core (BUSY_NANOS for at most 256 spins or yields): it was descheduled, or
+ *              its yields ran other threads. The machine then counts as busy for HOLD_NANOS.
+ *   busy()   : one volatile read while nothing was seen (the common case on an idle machine), then the clock.
+ * </pre>
+ *
+ * Racy by design: the mark is a hint written without ordering, and a stale read costs one spin phase or one park,
+ * never correctness.
+ */
+public final class Oversubscription {
+
+    /**
+     * Idling between two clock reads (at most 256 spins of ~40 ns or yields of ~1 us on a free core) that lasts this
+     * long means other threads ran on this core meanwhile: at least one time slice of someone else.
+     */
+    static final long BUSY_NANOS = 1_000_000;
+    /** How long one sighting counts: long enough to cover a pass of waits, short enough to notice the load end. */
+    static final long HOLD_NANOS = 50_000_000;
+
+    /** {@link System#nanoTime()} until which the machine counts as busy; 0 when it never was. */
+    private static volatile long busyUntil;
+
+    private Oversubscription() {
+    }
+
+    /** Whether a waiter lately saw the machine oversubscribed. */
+    public static boolean busy() {
+        long until = busyUntil;
+        return until != 0 && System.nanoTime() - until < 0;
+    }
+
+    /** A waiter saw {@code idleNanos} pass over its idles between two clock reads, the later at {@code now}. */
+    static boolean sawIdling(long idleNanos, long now) {
+        if (idleNanos < BUSY_NANOS) {
+            return false;
+        }
+        busyUntil = now + HOLD_NANOS;
+        return true;
+    }
+
+    /** Forgets every sighting (tests). */
+    static void reset() {
+        busyUntil = 0;
+    }
+}
