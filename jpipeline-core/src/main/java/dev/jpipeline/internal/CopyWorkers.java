@@ -26,8 +26,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
  *                                else target.tieCopy(), submit
- *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait? read inline and
- *                                tell the landing (a failed read fails the phase, as a worker's would), else submit
+ *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait, or the machine is
+ *                                seen oversubscribed and jpipeline opened the file? read inline and tell the
+ *                                landing (a failed read fails the phase, as a worker's would), else submit
  *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
  *                                                         one entry per worker that may share it)
  *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
@@ -152,7 +153,10 @@ public final class CopyWorkers implements CopyService, Waitable {
         checkOpen();
         target.tieCopy();
         landing.copyHandedOff();
-        if (onIssuer) {
+        // a read from a channel jpipeline opened is read here on a machine seen oversubscribed: a worker would wait
+        // for a time slice while the thread that needs the data waits for it (a user's channel stays on the
+        // engine: its read may block on a device, and an interrupt here would close it)
+        if (onIssuer || Oversubscription.busy() && WAITERS_MAY_READ.contains(channel)) {
             CopySubmission s = pooled();
             Throwable failure;
             try {

@@ -233,8 +233,11 @@ public final class Prefetch {
 
     /**
      * Sets where the stage buffers come from: {@code stages} segments of the chunk size, allocated by each
-     * {@link #open()} (for a source of known size, no more and no larger than it needs). By default each iteration allocates them off-heap in an arena of its own and frees them at
-     * {@link Chunks#close()}; memory from {@code allocator} is the caller's to free, after the close.
+     * {@link #open()} (for a source of known size, no more and no larger than it needs). By default each iteration takes them from a pool of off-heap buffers that
+     * {@link Chunks#close()} gives them back to, so that an {@code open()} per pass allocates, zeroes and faults in
+     * no fresh memory (at most 256 MiB kept idle, each buffer freed after 2 s unused; system properties
+     * {@code jpipeline.prefetch.pooledBytes} and {@code jpipeline.prefetch.idleMillis}); two open iterations never
+     * share a buffer. Memory from {@code allocator} is the caller's to free, after the close.
      *
      * @param allocator the allocator, or null for the default
      * @return this
