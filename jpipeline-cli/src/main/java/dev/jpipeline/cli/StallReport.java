@@ -36,15 +36,70 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
     /** The shortest run worth a reading: 20 ms, below which start-up and warm-up dominate. */
     static final long SHORTEST_NANOS = 20_000_000L;
 
+    /**
+     * Room for more threads: the run's {@code threads} (producers, consumers, and the copy engine's workers where
+     * copies may run there), the machine's {@code processors}, and {@code load}, the machine's load average before
+     * the run (other work; 0 where unknown). A core is spare only where the run's threads and the load leave one.
+     *
+     * @param threads    the run's threads
+     * @param processors the processors the JVM may use
+     * @param load       the run queue's average before the run
+     */
+    record CoreRoom(int threads, int processors, double load) {
+
+        /** Room on a machine with cores to spare (tests and callers that do not know). */
+        static final CoreRoom SPARE = new CoreRoom(0, Integer.MAX_VALUE, 0);
+
+        /** Whether a core is left for one more thread. */
+        boolean spare() {
+            return threads + load + 1 <= processors;
+        }
+
+        /** Why more threads would not help, for the advice. */
+        String why() {
+            return String.format(Locale.ROOT, "no core is free for more threads: this run has %d on %d processors%s",
+                threads, processors, load >= 0.5 ? String.format(Locale.ROOT, ", beside a load of %.1f", load) : "");
+        }
+
+        /**
+         * The room of a run of {@code threads} threads on this machine, its load read from {@code /proc/loadavg}
+         * (0 where there is none).
+         */
+        static CoreRoom now(int threads) {
+            double load = 0;
+            try {
+                String line = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/loadavg"));
+                load = Double.parseDouble(line.substring(0, line.indexOf(' ')));
+            } catch (java.io.IOException | RuntimeException unknown) {
+                // no load average on this system: judge by the run's threads alone
+            }
+            return new CoreRoom(threads, Runtime.getRuntime().availableProcessors(), load);
+        }
+    }
+
     /** What would help a copy-bound or a compute-bound run of this shape, as advice phrases. */
     record Remedies(String copy, String compute) {
+
+        /** {@link #of(StreamSource, CopyPolicyOption, StreamOp, int, CoreRoom)} on a machine with cores to spare. */
+        static Remedies of(StreamSource source, CopyPolicyOption policy, StreamOp op, int engineWorkers) {
+            return of(source, policy, op, engineWorkers, CoreRoom.SPARE);
+        }
 
         /**
          * The remedies of a run of {@code op} over {@code source}, its copies placed by {@code policy} on an engine
          * of {@code engineWorkers} workers: more copy workers only where copies run on the engine, more consumers
-         * only where the operation is split across them.
+         * only where the operation is split across them, and more threads of any kind only where {@code room} has
+         * a core to spare.
          */
-        static Remedies of(StreamSource source, CopyPolicyOption policy, StreamOp op, int engineWorkers) {
+        static Remedies of(StreamSource source, CopyPolicyOption policy, StreamOp op, int engineWorkers,
+                           CoreRoom room) {
+            if (!room.spare()) {                // never more threads where no core is free
+                String copy = switch (source) {
+                    case StreamSource.Memory m -> "fewer threads (" + room.why() + ")";
+                    default -> "a faster source (" + room.why() + ")";
+                };
+                return new Remedies(copy, "a cheaper --op (" + room.why() + ")");
+            }
             String copy = switch (source) {
                 case StreamSource.File f -> policy == CopyPolicyOption.PRODUCER
                     ? "more --producers (each reads its share) or a faster source"

@@ -80,6 +80,9 @@ final class StreamCommand implements Callable<Integer> {
             + "engine unless the policy is producer.")
     private CopyPolicyOption copyPolicy;
 
+    /** The room for more threads, read before the run: the advice suggests none where no core is free. */
+    private StallReport.CoreRoom room = StallReport.CoreRoom.SPARE;
+
     @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
     private Path trace;
 
@@ -277,6 +280,7 @@ final class StreamCommand implements Callable<Integer> {
 
     /** Streams on threads of this JVM, reports, and writes the trace and timeline asked for. */
     private int runHere(StreamSource source, StreamJob.Options o, Tracer tracer, int engineWorkers) {
+        room = roomFor(o, engineWorkers);
         AtomicLong progress = new AtomicLong();
         Thread bar = progressBar(progress, source);
         StreamJob.Result result;
@@ -305,6 +309,7 @@ final class StreamCommand implements Callable<Integer> {
      * source fails the run with one line naming it.
      */
     private int runInChildren(StreamSource source, StreamJob.Options o, int perLane) {
+        room = roomFor(o, copyWorkers != null ? copyWorkers : CopyEngine.shared().workers());
         StreamJob.Result result;
         try (ChildProcesses children = ChildProcesses.create(StageArea.dataBytes(stages,
             o.producers() + o.consumers(), chunk))) {
@@ -345,6 +350,15 @@ final class StreamCommand implements Callable<Integer> {
     private static Thread progressBar(AtomicLong progress, StreamSource source) {
         return System.console() != null && source.size() > 0
             ? ProgressBar.start(progress, source.size(), System.err) : null;
+    }
+
+    /**
+     * The room the run leaves for more threads, read before it starts (the load average is the machine's other work):
+     * its producers and consumers, and the engine's workers where its copies may run there.
+     */
+    private StallReport.CoreRoom roomFor(StreamJob.Options o, int engineWorkers) {
+        int threads = o.producers() + o.consumers() + (copyPolicy == CopyPolicyOption.PRODUCER ? 0 : engineWorkers);
+        return StallReport.CoreRoom.now(threads);
     }
 
     /**
@@ -392,7 +406,7 @@ final class StreamCommand implements Callable<Integer> {
             stalls.computeNanos() / 1e9, measuredNanos / 1e9);
         out.printf(Locale.ROOT, "  stalls    producers waited %.0f%% of the run for free stages, the busiest "
             + "consumer %.0f%% for data%n", 100 * stalls.producerWaitShare(), 100 * stalls.consumerWaitShare());
-        StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers);
+        StallReport.Remedies remedies = StallReport.Remedies.of(source, copyPolicy, op, engineWorkers, room);
         out.printf(Locale.ROOT, "  reading   %s%n", stalls.reading(remedies));
         out.flush();
     }

@@ -82,6 +82,7 @@ final class StreamJob {
 
     /** Streams {@code source}, traced by {@code tracer}; {@code progress} counts the bytes consumed so far. */
     static Result run(StreamSource source, Options o, Tracer tracer, AtomicLong progress) {
+        warmUp(o.op());
         Arena arena = Arena.ofShared();
         MemorySegment[] stages = new MemorySegment[o.stages()];
         try {
@@ -115,6 +116,64 @@ final class StreamJob {
             tracer.eventsPerLane(), work.failure());
     }
 
+    /**
+     * Words summed by one call of {@link #sumBlock}: 64 KiB. A run lasts well under a second, so the JIT's compiled
+     * sum must reach the run's first stages: a call per block picks it up at the next block, where one call per
+     * stage share (1 MiB and more) stays in the interpreter's or C1's loop for its whole share. Summing a whole share
+     * in one call made the busiest consumer's compute time the same at 1, 2, 4 and 8 consumers on 16 cores (about
+     * 0.4 s for 4 GiB: the time to compile, not the work), so that --op sum did not scale (docs/performance.md).
+     */
+    static final int BLOCK_WORDS = 8192;
+
+    /**
+     * The sum of {@code words} words of {@code part} from byte {@code offset}: an int-counted loop with four
+     * independent sums, so that the loads are not serialised behind one chain of additions.
+     */
+    private static long sumBlock(MemorySegment part, long offset, int words) {
+        long s0 = 0;
+        long s1 = 0;
+        long s2 = 0;
+        long s3 = 0;
+        int i = 0;
+        for (; i + 4 <= words; i += 4) {
+            long at = offset + 8L * i;
+            s0 += part.get(WORD, at);
+            s1 += part.get(WORD, at + 8);
+            s2 += part.get(WORD, at + 16);
+            s3 += part.get(WORD, at + 24);
+        }
+        for (; i < words; i++) {
+            s0 += part.get(WORD, offset + 8L * i);
+        }
+        return s0 + s1 + s2 + s3;
+    }
+
+    /**
+     * Compiles the sum's loop before a run: a stream run lasts a fraction of a second, and without this its
+     * consumers spend much of it in the interpreter's and C1's versions of the loop (on 16 cores, 4 GiB with 4
+     * consumers: 0.28 s of summing with tiered compilation, 0.15 s with the loop compiled by C2 from the start).
+     * Sums a 64 KiB block of a shared arena (as the stages are) for up to 50 ms; other ops are JDK intrinsics.
+     */
+    static void warmUp(StreamOp op) {
+        if (op != StreamOp.SUM) {
+            return;
+        }
+        try (Arena arena = Arena.ofShared()) {
+            MemorySegment block = arena.allocate(8L * BLOCK_WORDS, 64);
+            long sink = 0;
+            long end = System.nanoTime() + WARM_UP_NANOS;
+            for (int i = 0; i < 4_000 && System.nanoTime() - end < 0; i++) {
+                sink += sumWords(block.asSlice(0, block.byteSize() - (i & 7)));
+            }
+            if (sink == Long.MIN_VALUE) {
+                Thread.onSpinWait();            // keeps the sums from being optimised away
+            }
+        }
+    }
+
+    /** The longest warm-up of the sum's loop. */
+    private static final long WARM_UP_NANOS = 50_000_000;
+
     /** {offset, length} of part {@code index} of {@code length} bytes cut in {@code parts}, at {@code align} bytes. */
     static long[] share(long length, int parts, int index, int align) {
         long units = (length + align - 1) / align;
@@ -123,12 +182,15 @@ final class StreamJob {
         return new long[] {from, Math.min(length, from + per) - from};
     }
 
-    /** The sum, modulo 2^64, of {@code part}'s little-endian 8-byte words, the last one zero-padded. */
+    /**
+     * The sum, modulo 2^64, of {@code part}'s little-endian 8-byte words, the last one zero-padded; in blocks of
+     * {@link #BLOCK_WORDS}, each summed by a call of its own.
+     */
     static long sumWords(MemorySegment part) {
         long words = part.byteSize() / 8;
         long sum = 0;
-        for (long i = 0; i < words; i++) {
-            sum += part.get(WORD, i * 8);
+        for (long from = 0; from < words; from += BLOCK_WORDS) {
+            sum += sumBlock(part, from * 8, (int) Math.min(BLOCK_WORDS, words - from));
         }
         long tail = 0;
         for (long i = words * 8; i < part.byteSize(); i++) {

@@ -134,4 +134,28 @@ class StallReportTest {
     private static TraceEvent event(String thread, StageOperation op, long start, long duration) {
         return new TraceEvent(thread, 0, "consumer", op, start, duration, 0, 0);
     }
+
+    @Test
+    void noAdviceSuggestsMoreThreadsWhereNoCoreIsFree() {
+        StreamSource memory = StreamJob.synthetic(64);
+        StallReport.CoreRoom full = new StallReport.CoreRoom(3, 2, 0);
+        StallReport.CoreRoom loaded = new StallReport.CoreRoom(2, 16, 14.5);
+        for (StallReport.CoreRoom room : new StallReport.CoreRoom[] {full, loaded}) {
+            for (CopyPolicyOption policy : CopyPolicyOption.values()) {
+                StallReport.Remedies r = StallReport.Remedies.of(memory, policy, StreamOp.SUM, 4, room);
+                String both = r.copy() + " | " + r.compute();
+                assertFalse(both.contains("more --"), both);
+                assertTrue(r.compute().startsWith("a cheaper --op (no core is free for more threads"), r.compute());
+            }
+        }
+        assertEquals("fewer threads (no core is free for more threads: this run has 3 on 2 processors)",
+            StallReport.Remedies.of(memory, CopyPolicyOption.AUTO, StreamOp.SUM, 1, full).copy());
+        assertTrue(StallReport.Remedies.of(memory, CopyPolicyOption.AUTO, StreamOp.SUM, 1, loaded).copy()
+            .endsWith("this run has 2 on 16 processors, beside a load of 14.5)"));
+        // with a core to spare, the advice is as before
+        assertEquals("more --copy-workers (now 3)", StallReport.Remedies.of(memory, CopyPolicyOption.ENGINE,
+            StreamOp.SUM, 3, new StallReport.CoreRoom(5, 16, 1.0)).copy());
+        assertTrue(new StallReport.CoreRoom(3, 4, 0).spare());
+        assertFalse(new StallReport.CoreRoom(3, 4, 0.5).spare());
+    }
 }
