@@ -28,8 +28,9 @@ import java.nio.channels.FileChannel;
  *
  * Fault isolation: a chunk's failure (any Throwable: an IOException, a closed Arena, a WrongThreadException) is
  * recorded for this copy only. The worker clears its interrupt status before each chunk and after a failure, so
- * that a positional read never runs interrupted (an interrupted FileChannel read closes the user's channel). A
- * read that returns no bytes {@link #MAX_EMPTY_READS} times in a row fails the copy instead of spinning forever.
+ * that a positional read never runs interrupted (an interrupted FileChannel read closes the user's channel); a
+ * thread that copies for itself (a helping waiter, performHere's caller) gets the interrupts so cleared back when
+ * its work() returns. A read that returns no bytes {@link #MAX_EMPTY_READS} times in a row fails the copy instead of spinning forever.
  */
 public final class CopySubmission {
 
@@ -54,11 +55,6 @@ public final class CopySubmission {
     private volatile int remaining;
     private volatile int refs;
     private volatile Throwable failure;
-    /**
-     * Whether work() cleared an interrupt of its thread, for {@link #performHere} to give back to its caller (a
-     * worker ignores it).
-     */
-    private boolean interruptCleared;
 
     /** Made by the engine's pool, and by {@link #perform}. */
     CopySubmission() {
@@ -93,10 +89,9 @@ public final class CopySubmission {
             file(dst, channel, position, chunk, null);
         }
         try {
-            work();
+            work(true);     // it clears the interrupts it finds before each chunk and sets them again at its end
         } finally {
-            // work() clears the interrupts it finds; one that arrived meanwhile is the caller's all the same
-            if (Thread.interrupted() | interrupted | interruptCleared) {
+            if (Thread.interrupted() | interrupted) {
                 Thread.currentThread().interrupt();
             }
         }
@@ -123,7 +118,6 @@ public final class CopySubmission {
         this.chunks = (int) Math.max(1, (dst.byteSize() + chunkBytes - 1) / chunkBytes);
         this.completion = completion;
         this.failure = null;
-        this.interruptCleared = false;
         CLAIMED.setRelease(this, 0);
         REMAINING.setRelease(this, chunks);
     }
@@ -172,33 +166,45 @@ public final class CopySubmission {
     }
 
     /**
-     * Claims and performs chunks until none is left.
+     * Claims and performs chunks until none is left, on a worker: the interrupts it clears stay cleared (a worker
+     * never stays interrupted).
      *
      * @return the completion to call (with {@link #failure()}) if this worker finished the copy, else null
      */
     CopyLanding work() {
+        return work(false);
+    }
+
+    /**
+     * Claims and performs chunks until none is left. The thread's interrupt status is cleared before each chunk
+     * (a positional read must never run interrupted: that would close its channel) and after a failed one.
+     *
+     * @param keepInterrupt whether an interrupt that this call cleared is set again when it returns: a thread that
+     *                      copies for itself (a waiter that helps, {@link #performHere}'s caller) keeps its own
+     *                      interrupts, even one that reached it between two chunks or failed a read
+     * @return the completion to call (with {@link #failure()}) if this thread finished the copy, else null
+     */
+    CopyLanding work(boolean keepInterrupt) {
         CopyLanding done = null;
+        boolean cleared = false;
         for (int chunk; (chunk = (int) CLAIMED.getAndAdd(this, 1)) < chunks; ) {
             try {
                 if (failure == null) {
-                    clearInterrupt();           // never read a channel interrupted: that would close it
+                    cleared |= Thread.interrupted();    // never read a channel interrupted: that would close it
                     copyChunk(chunk);
                 }
             } catch (Throwable t) {
-                clearInterrupt();               // a failed access may leave the worker interrupted
+                cleared |= Thread.interrupted();        // a failed access may leave the thread interrupted
                 FAILURE.compareAndSet(this, null, t);
             }
             if ((int) REMAINING.getAndAdd(this, -1) == 1) {
                 done = completion;
             }
         }
-        return done;
-    }
-
-    private void clearInterrupt() {
-        if (Thread.interrupted()) {
-            interruptCleared = true;
+        if (keepInterrupt && cleared) {
+            Thread.currentThread().interrupt();
         }
+        return done;
     }
 
     CopyLanding completion() {

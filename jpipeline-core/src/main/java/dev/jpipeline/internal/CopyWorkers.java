@@ -14,6 +14,7 @@ import java.util.WeakHashMap;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -86,6 +87,13 @@ public final class CopyWorkers implements CopyService, Waitable {
      * before it drops its reference, read by helpers (who join it only while a reference is held, see join).
      */
     private final AtomicReferenceArray<CopySubmission> active;
+    /**
+     * Threads inside {@link #helpWith}: raised before a helper claims anything, lowered after its landings, so that
+     * close(), once the workers have ended, waits for the copies that helpers took (accessed through HELPERS).
+     */
+    private volatile int helpers;
+    /** How deep the calling thread is inside this engine's helpWith (a landing may wait and help again). */
+    private final ThreadLocal<int[]> helpingHere = ThreadLocal.withInitial(() -> new int[1]);
 
     /**
      * Starts {@code workers} daemon worker threads named {@code name-i}. Copies of at most
@@ -280,23 +288,32 @@ public final class CopyWorkers implements CopyService, Waitable {
      */
     public boolean helpWith(PhaseBarrier target) {
         boolean helped = false;
-        for (CopySubmission s; (s = claimFor(target)) != null; ) {
-            helped = true;
-            boolean interrupted = Thread.interrupted();
-            CopyLanding done = null;
-            try {
-                done = s.work();
-            } finally {
-                if (done != null) {
-                    land(s, done);
-                }
-                if (Thread.interrupted() | interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-                if (s.release()) {
-                    recycle(s);
+        int[] mine = helpingHere.get();
+        HELPERS.getAndAdd(this, 1);                 // before any claim: close() waits for what a helper claims
+        mine[0]++;
+        try {
+            for (CopySubmission s; (s = claimFor(target)) != null; ) {
+                helped = true;
+                boolean interrupted = Thread.interrupted();
+                CopyLanding done = null;
+                try {
+                    done = s.work(true);            // an interrupt that reaches this thread meanwhile stays its own
+                } finally {
+                    interrupted |= Thread.interrupted();    // the landing runs as on a worker: not interrupted
+                    if (done != null) {
+                        land(s, done);
+                    }
+                    if (Thread.interrupted() | interrupted) {
+                        Thread.currentThread().interrupt();
+                    }
+                    if (s.release()) {
+                        recycle(s);
+                    }
                 }
             }
+        } finally {
+            mine[0]--;
+            HELPERS.getAndAdd(this, -1);            // after the landings: they happen-before close() returns
         }
         return helped;
     }
@@ -401,9 +418,10 @@ public final class CopyWorkers implements CopyService, Waitable {
     }
 
     /**
-     * Stops the workers once every submitted copy has been performed and its landing told, and waits for them,
-     * except when called by one of this engine's own workers (from a landing): then it returns at once and the
-     * workers stop on their own, so that a worker never waits for itself or for a peer that waits for it.
+     * Stops the workers once every submitted copy has been performed and its landing told, and waits for them and
+     * for the waiting threads that perform copies of this engine (helpWith), except when called by one of this
+     * engine's own workers (from a landing): then it returns at once and the workers stop on their own, so that a
+     * worker never waits for itself or for a peer that waits for it.
      */
     public void close() {
         lock.lock();
@@ -429,8 +447,21 @@ public final class CopyWorkers implements CopyService, Waitable {
                 }
             }
         }
+        awaitHelpers();
         if (interrupted) {
             me.interrupt();
+        }
+    }
+
+    /**
+     * After the workers have ended (the queue is empty, nothing more can be submitted): waits until no other
+     * thread is inside helpWith, so that the copies waiters took from the queue or joined have landed too. A
+     * landing that a helper runs may itself close the engine: its own help is not waited for.
+     */
+    private void awaitHelpers() {
+        int own = helpingHere.get()[0];
+        for (long nap = 10_000; helpers > own; nap = Math.min(2 * nap, 1_000_000)) {
+            LockSupport.parkNanos(this, nap);
         }
     }
 
@@ -441,10 +472,12 @@ public final class CopyWorkers implements CopyService, Waitable {
     }
 
     private static final VarHandle IDLE_WORKERS;
+    private static final VarHandle HELPERS;
 
     static {
         try {
             IDLE_WORKERS = MethodHandles.lookup().findVarHandle(CopyWorkers.class, "idleWorkers", Waiter.class);
+            HELPERS = MethodHandles.lookup().findVarHandle(CopyWorkers.class, "helpers", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }

@@ -17,8 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * <pre>
  * Algorithm (all under this object's monitor)
  *
- *   take(bytes) : the idle buffer of the smallest capacity in [bytes, 2 * bytes], sliced to bytes;
- *                 else a new one of bytes rounded up to a page, in a shared arena of its own
+ *   take(bytes) : capacity = bytes rounded up to a page; the idle buffer of the smallest capacity in
+ *                 [capacity, 2 * capacity], sliced to bytes; else a new one of that capacity, in a shared arena of
+ *                 its own (the range is of capacities, not of bytes: a stage under half a page, a file of 100
+ *                 bytes, would otherwise never fit the page it was given and allocate one at every take)
  *   give(b)     : b goes back to the idle buffers of its capacity, stamped with the time, most recent last;
  *                 then the idle buffers are cut to the bound, oldest first
  *   reaper      : a daemon thread, started when the first buffer turns idle, that frees every buffer idle for
@@ -89,15 +91,16 @@ final class StageBufferPool {
     }
 
     /**
-     * A buffer of at least {@code bytes} bytes (a pooled one of at most twice that, or a new one), page-aligned,
-     * accessible from any thread, for the caller alone until it {@link #give}s it back.
+     * A buffer of at least {@code bytes} bytes (a pooled one of at most twice that rounded up to a page, or a new
+     * one), page-aligned, accessible from any thread, for the caller alone until it {@link #give}s it back.
      *
      * @throws OutOfMemoryError when a new buffer cannot be allocated
      */
     Buffer take(long bytes) {
+        long capacity = (bytes + ALIGNMENT - 1) & -ALIGNMENT;
         synchronized (this) {
-            Map.Entry<Long, ArrayDeque<Buffer>> fit = idle.ceilingEntry(bytes);
-            if (fit != null && fit.getKey() <= 2 * bytes) {
+            Map.Entry<Long, ArrayDeque<Buffer>> fit = idle.ceilingEntry(capacity);
+            if (fit != null && fit.getKey() <= 2 * capacity) {
                 Buffer b = fit.getValue().pollLast();   // the most recently used: its pages are likeliest warm
                 if (fit.getValue().isEmpty()) {
                     idle.remove(fit.getKey());
@@ -109,7 +112,6 @@ final class StageBufferPool {
         }
         Arena arena = Arena.ofShared();
         try {
-            long capacity = (bytes + ALIGNMENT - 1) & -ALIGNMENT;
             return new Buffer(arena, arena.allocate(capacity, ALIGNMENT), 0);
         } catch (RuntimeException | Error e) {
             arena.close();
