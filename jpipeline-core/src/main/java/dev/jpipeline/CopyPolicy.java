@@ -26,7 +26,7 @@ public enum CopyPolicy {
      * in docs/performance.md). With cores to spare, and for every thread that also consumes (unified pipelines,
      * thread scope), copies go to the engine, whose workers split large ones into chunks copied in parallel. File
      * reads go to the engine, except reads from a file that jpipeline opened itself (a prefetch of a path) while
-     * the machine is seen oversubscribed (a waiting thread lately lost a time slice while it spun; for 50 ms after
+     * the machine is seen oversubscribed (a waiting thread lately lost a time slice while it spun; for 0.5 s after
      * each sighting): those run on the issuing thread, since a worker would wait for a time slice while the thread
      * that needs the data waits for it. A thread that waits, untimed, for a copy no worker has started performs it
      * (a memory copy, or a read from a file jpipeline opened).

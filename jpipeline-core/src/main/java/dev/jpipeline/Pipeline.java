@@ -178,8 +178,9 @@ public final class Pipeline implements AutoCloseable {
      * Like {@link #producerAcquire()}, but an interrupt ends the wait. Memory consistency effects as
      * {@link #producerAcquire()}.
      *
-     * @throws InterruptedException  when the thread is interrupted before the stage is free (the interrupt status
-     *                               is cleared; the stage is not acquired)
+     * @throws InterruptedException  when the thread is interrupted on entry, or before the stage is free (the
+     *                               interrupt status is cleared; the stage is not acquired), as
+     *                               {@code java.util.concurrent}'s interruptible acquires
      * @throws IllegalStateException as {@link #producerAcquire()}
      */
     public void producerAcquireInterruptibly() throws InterruptedException {
@@ -219,8 +220,9 @@ public final class Pipeline implements AutoCloseable {
      * Like {@link #consumerWait()}, but an interrupt ends the wait. Memory consistency effects as
      * {@link #consumerWait()}.
      *
-     * @throws InterruptedException  when the thread is interrupted before the stage is ready (the interrupt status
-     *                               is cleared)
+     * @throws InterruptedException  when the thread is interrupted on entry, or before the stage is ready (the
+     *                               interrupt status is cleared), as {@code java.util.concurrent}'s interruptible
+     *                               waits
      * @throws StageFailedException  as {@link #consumerWait()}
      * @throws IllegalStateException as {@link #consumerWait()}
      */

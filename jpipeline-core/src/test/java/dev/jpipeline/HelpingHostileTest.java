@@ -32,7 +32,6 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.zip.CRC32C;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -41,9 +40,9 @@ import org.junit.jupiter.api.io.TempDir;
  * Hostile review of issue 25's helping waiters and pooled stage buffers: interrupts that reach a helper, an engine
  * closed while a helper copies, waits that must not help, small stage buffers, concurrent iterations, and helpers
  * and workers sharing recycled submissions, the busy machine's reads on the issuing thread. Threads are ordered by
- * observation (latches, thread states), never by sleeping; every wait is bounded. One finding is not fixed here and
- * its test is disabled: an interrupt of the iterating thread of a prefetch of a path, inside a read that thread
- * performs, fails the iteration.
+ * observation (latches, thread states), never by sleeping; every wait is bounded. An interrupt of the iterating
+ * thread of a prefetch of a path, inside a read that thread performs, closes the file: the chunk is read again from
+ * the reopened file (PieceSource.FilePieces#reread).
  */
 @Timeout(120)
 class HelpingHostileTest {
@@ -324,9 +323,6 @@ class HelpingHostileTest {
      * 1d4395a, before waiters helped.
      */
     @Test
-    @Disabled("finding, not fixed (not a small change): an interrupt of the iterating thread inside a read that it "
-        + "performs for a prefetch of a path (helping, or on a machine seen busy) closes the file and fails the "
-        + "iteration; before issue 25 twenty such passes stayed intact")
     void anInterruptOfTheIteratingThreadDoesNotFailAPrefetchOfAPath(@TempDir Path dir) throws Exception {
         Path file = dir.resolve("data");
         byte[] data = bytes((int) (8 * MIB), 11);

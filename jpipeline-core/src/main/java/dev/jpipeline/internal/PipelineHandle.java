@@ -78,7 +78,9 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
     }
 
     public final void consumerWaitInterruptibly() throws InterruptedException {
-        if (waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
+        // an interrupt status set on entry throws, ready stage or not, as java.util.concurrent's waits do
+        if (Thread.interrupted()
+            || waitForTail("consumer_wait", Deadlines.NO_DEADLINE, true) == WaitStatus.INTERRUPTED) {
             throw new InterruptedException("interrupted in consumer_wait: " + this);
         }
     }

@@ -199,7 +199,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public void producerAcquireInterruptibly() throws InterruptedException {
-        if (acquire(true) == WaitStatus.INTERRUPTED) {
+        // an interrupt status set on entry throws, free stage or not, as java.util.concurrent's acquireInterruptibly
+        if (Thread.interrupted() || acquire(true) == WaitStatus.INTERRUPTED) {
             throw new InterruptedException("interrupted in producer_acquire: " + who() + " at stage " + head);
         }
     }

@@ -31,6 +31,10 @@ final class AheadFeed implements ChunkFeed {
     private final Pipeline pipe;
     /** The length of each issued chunk, by stage. */
     private final long[] lengths;
+    /** The source offset of each issued chunk, by stage (for a read again, see PieceSource.FilePieces#reread). */
+    private final long[] offsets;
+    /** Bytes issued so far: the next chunk's source offset. */
+    private long issuedBytes;
     /** The source's failure while issuing a stage's chunk, by stage, else null. */
     private final Throwable[] failures;
     /** Chunks issued (committed). */
@@ -46,6 +50,7 @@ final class AheadFeed implements ChunkFeed {
         this.source = source;
         this.buffers = buffers;
         this.lengths = new long[buffers.count()];
+        this.offsets = new long[buffers.count()];
         this.failures = new Throwable[buffers.count()];
         this.pipe = Pipeline.make(engine);
         try {
@@ -87,6 +92,8 @@ final class AheadFeed implements ChunkFeed {
         }
         pipe.producerCommit();
         lengths[stage] = length;
+        offsets[stage] = issuedBytes;
+        issuedBytes += length;
         failures[stage] = failure;
         issued++;
         sourceDone = failure != null;
@@ -107,8 +114,12 @@ final class AheadFeed implements ChunkFeed {
         try {
             pipe.consumerWait();
         } catch (StageFailedException e) {
-            sourceDone = true;
-            throw new SourceFailure(e.getCause());
+            // a file opened here, closed by an interrupt of this thread inside a read it performed: read it again
+            if (!(source instanceof PieceSource.FilePieces file)
+                || !file.reread(e.getCause(), buffers.stage(stage), offsets[stage], lengths[stage])) {
+                sourceDone = true;
+                throw new SourceFailure(e.getCause());
+            }
         }
         if (failures[stage] != null) {
             throw new SourceFailure(failures[stage]);

@@ -2,10 +2,15 @@ package dev.jpipeline.prefetch;
 
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
+import dev.jpipeline.internal.CopyWorkers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
+import java.nio.ByteBuffer;
+import java.nio.channels.ClosedChannelException;
 import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.Iterator;
 import java.util.Objects;
 
@@ -43,9 +48,17 @@ sealed interface PieceSource permits PieceSource.Positional, PieceSource.Iterabl
     /** Closes what the source opened itself (a file given by path); never the user's own channel. */
     void close();
 
-    /** The bytes {@code [start, end)} of a file, read with positional reads on the copy engine. */
+    /**
+     * The bytes {@code [start, end)} of a file, read with positional reads on the copy engine. A file given by path
+     * is opened here and may be read by the iterating thread itself (it helps a wait, or the machine is busy): an
+     * interrupt of that thread inside a read closes the channel, as {@code FileChannel} does, so such a file is
+     * reopened and the chunk {@link #reread read again}, the interrupt kept.
+     */
     final class FilePieces implements Positional {
-        private final FileChannel channel;
+        /** The channel; replaced by {@link #reread} after an interrupt closed it (then joined by the iteration). */
+        private FileChannel channel;
+        /** The file's path where it was opened here, else null (a user's channel: never reopened). */
+        private final Path path;
         private final long start;
         private final long end;
         private final boolean owned;
@@ -54,11 +67,63 @@ sealed interface PieceSource permits PieceSource.Positional, PieceSource.Iterabl
 
         /** @param owned whether the channel was opened for this iteration (then {@link #close} closes it) */
         FilePieces(FileChannel channel, long start, long end, boolean owned) {
+            this(channel, null, start, end, owned);
+        }
+
+        /** @param path the file opened here as {@code channel}, which it may reopen; null for a user's channel */
+        FilePieces(FileChannel channel, Path path, long start, long end, boolean owned) {
             this.channel = channel;
+            this.path = path;
             this.start = start;
             this.position = start;
             this.end = end;
             this.owned = owned;
+        }
+
+        /**
+         * Reads the source's bytes {@code [offset, offset + length)} into {@code dst} again when {@code failure} is
+         * the close of a file opened here (an interrupt of the iterating thread inside a read it performed),
+         * reopening the file first if it is closed. The read runs on a thread of its own, which no interrupt of the
+         * caller's reaches (the caller waits for it uninterruptibly, keeping its interrupt status), so that a
+         * thread interrupted again and again still gets its chunk.
+         *
+         * @return whether the chunk is now in {@code dst}; false when the failure was of another kind, or the read
+         *         again failed (the first failure stands)
+         */
+        boolean reread(Throwable failure, MemorySegment dst, long offset, long length) {
+            if (path == null || !(failure instanceof ClosedChannelException)) {
+                return false;
+            }
+            boolean[] read = new boolean[1];
+            Thread reader = Thread.ofPlatform().daemon().name("jpipeline-reread").start(() -> {
+                try {
+                    if (!channel.isOpen()) {
+                        channel = FileChannel.open(path, StandardOpenOption.READ);
+                        CopyWorkers.waitersMayRead(channel);
+                    }
+                    ByteBuffer into = dst.asSlice(0, length).asByteBuffer();
+                    while (into.hasRemaining()) {
+                        if (channel.read(into, start + offset + into.position()) < 0) {
+                            return;             // the file shrank: the first failure stands
+                        }
+                    }
+                    read[0] = true;
+                } catch (IOException | RuntimeException e) {
+                    // the first failure stands
+                }
+            });
+            boolean interrupted = false;
+            while (reader.isAlive()) {
+                try {
+                    reader.join();              // its writes (the channel, the bytes) happen-before the return
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            return read[0];
         }
 
         @Override
@@ -88,7 +153,7 @@ sealed interface PieceSource permits PieceSource.Positional, PieceSource.Iterabl
         public void close() {
             if (owned) {
                 try {
-                    channel.close();
+                    channel.close();            // the reopened one, where an interrupt closed the first
                 } catch (IOException e) {
                     throw new UncheckedIOException("closing the prefetched file failed", e);
                 }

@@ -341,7 +341,7 @@ public final class Prefetch {
                     FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
                     CopyWorkers.waitersMayRead(channel);    // ours: the iterating thread may read it (issue 25)
                     try {
-                        yield new PieceSource.FilePieces(channel, 0, channel.size(), true);
+                        yield new PieceSource.FilePieces(channel, path, 0, channel.size(), true);
                     } catch (IOException e) {
                         channel.close();
                         throw e;

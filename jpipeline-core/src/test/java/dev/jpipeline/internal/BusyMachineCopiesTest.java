@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.nio.channels.FileChannel;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -27,6 +28,7 @@ class BusyMachineCopiesTest {
 
     private static final long MIB = 1 << 20;
 
+    @BeforeEach
     @AfterEach
     void forget() {
         Oversubscription.reset();
@@ -45,7 +47,24 @@ class BusyMachineCopiesTest {
     }
 
     @Test
-    void aReadFromAFileJpipelineOpenedRunsOnTheIssuerWhileTheMachineIsBusy(@TempDir Path dir) throws IOException {
+    void aReadFromAFileJpipelineOpenedRunsOnTheIssuerWhileTheMachineIsBusy(@TempDir Path dir) throws Exception {
+        // on a thread of its own: its first look at its run queue sees nothing, so the first read is "idle"
+        java.util.concurrent.atomic.AtomicReference<Throwable> failure = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread t = Thread.ofPlatform().start(() -> {
+            try {
+                readsFromAFileJpipelineOpened(dir);
+            } catch (Throwable e) {
+                failure.set(e);
+            }
+        });
+        t.join(TimeUnit.SECONDS.toMillis(20));
+        assertTrue(!t.isAlive(), "the test body still runs after 20 s");
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+    }
+
+    private static void readsFromAFileJpipelineOpened(Path dir) throws IOException {
         Path file = dir.resolve("data");
         byte[] bytes = new byte[(int) MIB];
         java.util.Arrays.fill(bytes, (byte) 3);
