@@ -164,7 +164,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         // a read from a channel jpipeline opened is read here on a machine seen oversubscribed: a worker would wait
         // for a time slice while the thread that needs the data waits for it (a user's channel stays on the
         // engine: its read may block on a device, and an interrupt here would close it)
-        if (onIssuer || WAITERS_MAY_READ.contains(channel) && Oversubscription.busyByLook()) {
+        if (onIssuer || Oversubscription.busy() && WAITERS_MAY_READ.contains(channel)) {
             CopySubmission s = pooled();
             Throwable failure;
             try {

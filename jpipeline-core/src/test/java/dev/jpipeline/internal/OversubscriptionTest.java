@@ -105,13 +105,4 @@ class OversubscriptionTest {
         assertFalse(WaitStrategy.BLOCKING.backsOffWhenBusy());
         assertFalse(((WaitStrategy) attempt -> false).backsOffWhenBusy(), "a user's own, by default");
     }
-
-    @Test
-    void aThreadQueuedForATenthOfTheTimeSinceItsLastLookSeesTheMachineBusy() {
-        long[] last = new long[2];
-        assertFalse(Oversubscription.lookedBusy(last, 1_000_000_000L, 5_000_000), "a first look sees nothing");
-        assertFalse(Oversubscription.lookedBusy(last, 1_020_000_000L, 6_000_000), "1 ms queued in 20 ms: 5%");
-        assertTrue(Oversubscription.lookedBusy(last, 1_040_000_000L, 8_000_000), "2 ms queued in 20 ms: 10%");
-        assertEquals(8_000_000, last[1]);
-    }
 }
