@@ -75,40 +75,6 @@ class HelpingHostileTest {
         }
     }
 
-    /** Every worker of {@code engine} held in a gated read until {@link #close()}, each observed inside it. */
-    private static final class HeldWorkers implements AutoCloseable {
-        private final GatedFileChannel channel = new GatedFileChannel(new byte[1 << 16]);
-        private final List<CountDownLatch> gates = new ArrayList<>();
-        private final List<CountDownLatch> landed = new ArrayList<>();
-        private boolean closed;
-
-        HeldWorkers(CopyEngine engine) {
-            for (int w = 0; w < engine.workers(); w++) {
-                long position = 4096L * w;
-                gates.add(channel.gate(position));
-                CountDownLatch done = new CountDownLatch(1);
-                landed.add(done);
-                engine.read(Arena.ofAuto().allocate(4096), channel, position, failure -> done.countDown());
-            }
-            for (int w = 0; w < engine.workers(); w++) {
-                long position = 4096L * w;
-                await("worker " + w + " inside its gated read", () -> channel.reader(position) != null);
-            }
-        }
-
-        @Override
-        public void close() throws InterruptedException {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            gates.forEach(CountDownLatch::countDown);
-            for (CountDownLatch done : landed) {
-                assertTrue(done.await(10, TimeUnit.SECONDS), "a held worker's read never landed");
-            }
-        }
-    }
-
     /**
      * A file jpipeline may let waiters read (as a prefetch of a path registers its own): the read at position 0
      * waits for a gate, without giving up on an interrupt (its status stays set, as a positional read that was
