@@ -41,11 +41,13 @@ final class StageBufferPool {
     /**
      * The pool every iteration without a buffer allocator uses: at most 256 MiB idle, each buffer freed after
      * 2 s unused (system properties {@code jpipeline.prefetch.pooledBytes}, {@code jpipeline.prefetch.idleMillis};
-     * a bound of 0 turns pooling off).
+     * a bound of 0 or less turns pooling off, an idle time is taken between 0 and a day), so that no setting can
+     * keep {@code Prefetch} from loading.
      */
     static final StageBufferPool SHARED = new StageBufferPool(
-        Long.getLong("jpipeline.prefetch.pooledBytes", 256L << 20),
-        TimeUnit.MILLISECONDS.toNanos(Long.getLong("jpipeline.prefetch.idleMillis", 2_000)));
+        Math.max(0, Long.getLong("jpipeline.prefetch.pooledBytes", 256L << 20)),
+        TimeUnit.MILLISECONDS.toNanos(Math.clamp(Long.getLong("jpipeline.prefetch.idleMillis", 2_000), 0,
+            TimeUnit.DAYS.toMillis(1))));
 
     /**
      * One buffer: its arena (closed to free it), its whole memory, and when it was last given back.

@@ -129,4 +129,28 @@ class StageBufferPoolTest {
         assertEquals(1 << 20, pool.idleBytes());
         assertEquals(1, pool.allocations());
     }
+
+    @Test
+    void noPoolSettingKeepsPrefetchFromWorking(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("data");
+        byte[] bytes = new byte[300_000];
+        for (int i = 0; i < bytes.length; i++) {
+            bytes[i] = (byte) (i * 7);
+        }
+        Files.write(file, bytes);
+        CRC32C expected = new CRC32C();
+        expected.update(bytes);
+        String crc = "crc " + Long.toHexString(expected.getValue());
+        for (String[] settings : new String[][] {
+            {"-Djpipeline.prefetch.pooledBytes=-1", "-Djpipeline.prefetch.idleMillis=9223372036854775807"},
+            {"-Djpipeline.prefetch.pooledBytes=lots", "-Djpipeline.prefetch.idleMillis=-5"}}) {
+            java.util.List<String> command = dev.jpipeline.internal.ChildJvm.command(PoolSettingsChild.class,
+                file.toString());
+            command.addAll(1, java.util.List.of(settings));
+            Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+            String out = new String(child.getInputStream().readAllBytes());
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child JVM ended");
+            assertEquals(crc + "\n" + crc + "\n", out, String.join(" ", settings));
+        }
+    }
 }
