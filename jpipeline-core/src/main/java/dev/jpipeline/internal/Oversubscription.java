@@ -26,7 +26,7 @@ public final class Oversubscription {
     /**
      * How long one sighting counts: half a second. Each new look costs a lost time slice to the waiter that looks
      * (it spins until it is descheduled), so looks must be rare beside the work; the load's end is noticed within it.
-     * 50 ms let a 2-core machine with one CPU hog look every pass of a 256 MiB prefetch (docs/performance.md §19).
+     * With 50 ms, a 256 MiB prefetch pass (about 50 ms on 2 CPUs) would pay for a new look on every pass.
      */
     static final long HOLD_NANOS = 500_000_000;
 
