@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import static dev.jpipeline.TestSegments.pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -49,14 +50,6 @@ class HelpingHostileTest {
 
     private static final long KIB = 1 << 10;
     private static final long MIB = 1 << 20;
-
-    private static MemorySegment pattern(long bytes, int seed) {
-        MemorySegment s = Arena.ofAuto().allocate(bytes, 8);
-        for (long i = 0; i < bytes / 8; i++) {
-            s.setAtIndex(ValueLayout.JAVA_LONG, i, (i + seed) * 0x9E3779B97F4A7C15L);
-        }
-        return s;
-    }
 
     private static byte[] bytes(int n, int seed) {
         byte[] b = new byte[n];

@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import static dev.jpipeline.TestSegments.pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
@@ -15,7 +16,6 @@ import java.util.zip.CRC32C;
 import org.junit.jupiter.api.io.TempDir;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -32,14 +32,6 @@ import org.junit.jupiter.api.Test;
 class WaiterHelpsTest {
 
     private static final long MIB = 1 << 20;
-
-    private static MemorySegment pattern(long bytes, int seed) {
-        MemorySegment s = Arena.ofAuto().allocate(bytes, 8);
-        for (long i = 0; i < bytes / 8; i++) {
-            s.setAtIndex(ValueLayout.JAVA_LONG, i, (i + seed) * 0x9E3779B97F4A7C15L);
-        }
-        return s;
-    }
 
     @Test
     void aThreadScopeWaitPerformsTheCopyThatNoWorkerStarted() throws Exception {

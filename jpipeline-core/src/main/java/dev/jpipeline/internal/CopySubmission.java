@@ -81,20 +81,13 @@ public final class CopySubmission {
      * pooled one: the engine's reads on the issuing thread); it holds the copy's references until {@link #clear}.
      */
     Throwable performHere(MemorySegment dst, MemorySegment src, FileChannel channel, long position) {
-        boolean interrupted = Thread.interrupted();
         long chunk = Math.max(1, dst.byteSize());
         if (channel == null) {
             memory(dst, src, chunk, null);
         } else {
             file(dst, channel, position, chunk, null);
         }
-        try {
-            work(true);     // it clears the interrupts it finds before each chunk and sets them again at its end
-        } finally {
-            if (Thread.interrupted() | interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        work(true);         // one chunk: it clears the caller's interrupt before reading and sets it again after
         return failure();
     }
 

@@ -287,6 +287,9 @@ public final class CopyWorkers implements CopyService, Waitable {
      * @return whether it performed or joined any copy
      */
     public boolean helpWith(PhaseBarrier target) {
+        if (!mayHelp(target)) {
+            return false;                           // the common case: no atomic, no thread-local
+        }
         boolean helped = false;
         int[] mine = helpingHere.get();
         HELPERS.getAndAdd(this, 1);                 // before any claim: close() waits for what a helper claims
@@ -294,21 +297,16 @@ public final class CopyWorkers implements CopyService, Waitable {
         try {
             for (CopySubmission s; (s = claimFor(target)) != null; ) {
                 helped = true;
-                boolean interrupted = Thread.interrupted();
-                CopyLanding done = null;
-                try {
-                    done = s.work(true);            // an interrupt that reaches this thread meanwhile stays its own
-                } finally {
-                    interrupted |= Thread.interrupted();    // the landing runs as on a worker: not interrupted
-                    if (done != null) {
-                        land(s, done);
-                    }
-                    if (Thread.interrupted() | interrupted) {
-                        Thread.currentThread().interrupt();
-                    }
-                    if (s.release()) {
-                        recycle(s);
-                    }
+                CopyLanding done = s.work(true);    // an interrupt that reaches this thread stays its own
+                boolean interrupted = Thread.interrupted();     // the landing runs as on a worker: not interrupted
+                if (done != null) {
+                    land(s, done);
+                }
+                if (Thread.interrupted() | interrupted) {
+                    Thread.currentThread().interrupt();
+                }
+                if (s.release()) {
+                    recycle(s);
                 }
             }
         } finally {
@@ -316,6 +314,23 @@ public final class CopyWorkers implements CopyService, Waitable {
             HELPERS.getAndAdd(this, -1);            // after the landings: they happen-before close() returns
         }
         return helped;
+    }
+
+    /**
+     * Whether a copy tied to {@code target} may be left to claim: something is queued, or a worker is inside such a
+     * copy with chunks unclaimed. Racy, a hint: {@link #claimFor} decides.
+     */
+    private boolean mayHelp(PhaseBarrier target) {
+        if (queued > 0) {
+            return true;
+        }
+        for (int i = 0; i < workers; i++) {
+            CopySubmission s = active.get(i);
+            if (s != null && s.target() == target && s.unclaimed()) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
