@@ -77,7 +77,10 @@ class BusyMachineCopiesTest {
             MemorySegment dst = Arena.ofAuto().allocate(MIB, 4096);
             MemorySegment src = filled(4 * MIB);
             MemorySegment big = Arena.ofAuto().allocate(4 * MIB, 4096);
-            assertEquals("ASYNC", readInto(pipe, dst, owned), "idle: on the engine");
+            // idle: on the engine, unless another thread of this JVM (an idle copy worker's spin, on a loaded
+            // machine) saw the machine busy meanwhile: the mark is global, and then the read is rightly here
+            String idle = readInto(pipe, dst, owned);
+            assertTrue(idle.equals("ASYNC") || Oversubscription.busy(), "idle: on the engine, got " + idle);
             seenBusy();
             assertEquals("NONE", readInto(pipe, dst, owned), "busy: jpipeline's own file is read here");
             assertEquals(-1, dst.mismatch(MemorySegment.ofArray(bytes)));
