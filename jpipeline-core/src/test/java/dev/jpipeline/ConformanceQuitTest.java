@@ -136,6 +136,7 @@ class ConformanceQuitTest {
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         AtomicInteger consumed = new AtomicInteger();
         AtomicInteger lastOwners = new AtomicInteger();
+        CountDownLatch producerQuit = new CountDownLatch(1);
         Teams.run(3, g -> {
             Pipeline pipe = Pipeline.make(g, state, 1);
             if (g.threadRank() == 0) {
@@ -143,13 +144,18 @@ class ConformanceQuitTest {
                     pipe.producerAcquire();
                     pipe.producerCommit();
                 }
-                assertFalse(pipe.quit(), "consumers still own the pipeline");
+                boolean last = pipe.quit();
+                producerQuit.countDown();
+                assertFalse(last, "consumers still own the pipeline");
             } else {
                 for (int b = 0; b < batches; b++) {
                     pipe.consumerWait();
                     consumed.incrementAndGet();
                     pipe.consumerRelease();
                 }
+                // ordered by observation: the consumers quit only after the producer (else a producer descheduled
+                // between its last commit and its quit would be the last owner, as a loaded CI machine showed)
+                Teams.await(producerQuit, "the producer has quit");
                 if (pipe.quit()) {
                     lastOwners.incrementAndGet();
                 }
