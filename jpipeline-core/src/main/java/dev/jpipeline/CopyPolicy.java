@@ -47,7 +47,9 @@ public enum CopyPolicy {
 
     /**
      * Every copy larger than the engine's inline threshold, and every file read, runs on the engine's workers
-     * (jpipeline 0.1).
+     * (jpipeline 0.1), busy machine or not. A thread waiting for a memory copy, or for a read of a file jpipeline
+     * opened, that no worker has started still performs it; a read of the user's own channel is left to the
+     * workers.
      */
     ON_COPY_ENGINE
 }

@@ -1,6 +1,7 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.CopySubmission;
@@ -247,7 +248,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+                                             PhaseBarrier target, CopyLanding landing, CopyPolicy policy) {
         return defer(dst, null, channel, position, target, landing);          // held back like any copy
     }
 
