@@ -47,9 +47,7 @@ public enum CopyPolicy {
 
     /**
      * Every copy larger than the engine's inline threshold, and every file read, runs on the engine's workers
-     * (jpipeline 0.1), busy machine or not. A thread waiting for a memory copy, or for a read of a file jpipeline
-     * opened, that no worker has started still performs it; a read of the user's own channel is left to the
-     * workers.
+     * (jpipeline 0.1).
      */
     ON_COPY_ENGINE
 }

@@ -1,7 +1,6 @@
 package dev.jpipeline.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.CopyWorkers;
@@ -300,13 +299,13 @@ public final class CopyEngine implements AutoCloseable, CopyService {
      * @param position the file position of the first byte
      * @param target   the stage barrier the read is tied to
      * @param landing  where the read's completion arrives
-     * @param policy   the pipeline's copy policy: where the read runs
+     * @param onIssuer whether the issuing thread performs the read itself
      * @return how the read is tied to the barrier
      */
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, CopyPolicy policy) {
-        return engine.readInto(dst, channel, position, target, landing, policy);
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+        return engine.readInto(dst, channel, position, target, landing, onIssuer);
     }
 
     /**

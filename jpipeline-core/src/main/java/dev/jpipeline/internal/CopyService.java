@@ -1,7 +1,6 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 
@@ -26,13 +25,12 @@ public interface CopyService {
 
     /**
      * Like {@link #copyInto}, reading {@code dst.byteSize()} bytes of {@code channel} from {@code position}; a read
-     * of any size goes to a worker, unless {@code policy} is {@code ON_ISSUING_THREAD}, or {@code AUTO} on a machine
-     * seen oversubscribed. Either way the read is tied to {@code target} and told to {@code landing}, so that a
-     * failed read fails the phase: on the issuing thread, it reads and tells the landing before it returns
-     * ({@link AsyncContractFulfillment#NONE}).
+     * of any size goes to a worker unless {@code onIssuer}. Either way the read is tied to {@code target} and told to
+     * {@code landing}, so that a failed read fails the phase: with {@code onIssuer} the issuing thread reads and
+     * tells the landing before it returns ({@link AsyncContractFulfillment#NONE}).
      */
     AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position, PhaseBarrier target,
-                                      CopyLanding landing, CopyPolicy policy);
+                                      CopyLanding landing, boolean onIssuer);
 
     /**
      * Checked execution for the thread-scope pipelines that use this service (a checked {@code CopyEngine}'s), or

@@ -1,7 +1,6 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.WaitStrategy;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
@@ -28,8 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *
  *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
  *                                else target.tieCopy(), submit
- *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); ON_ISSUING_THREAD, or AUTO on a machine seen
- *                                oversubscribed? read inline and tell the landing (a failed read fails the
+ *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait, or the machine is
+ *                                seen oversubscribed? read inline and tell the landing (a failed read fails the
  *                                phase, as a worker's would), else submit
  *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
  *                                                         one entry per worker that may share it)
@@ -154,20 +153,20 @@ public final class CopyWorkers implements CopyService, Waitable {
         }
         target.tieCopy();
         landing.copyHandedOff();
-        submitTied(dst, src, null, 0, target, landing, true);
+        submitTied(dst, src, null, 0, target, landing);
         return AsyncContractFulfillment.ASYNC;
     }
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, CopyPolicy policy) {
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
         checkOpen();
         target.tieCopy();
         landing.copyHandedOff();
         // read here on a machine seen oversubscribed: a worker would wait for a time slice while the thread that
         // needs the data waits for it. This is the issuing thread, so an interrupt that closes the channel inside
         // this read is its own, as in the read loop it replaces
-        if (policy == CopyPolicy.ON_ISSUING_THREAD || policy == CopyPolicy.AUTO && Oversubscription.busy()) {
+        if (onIssuer || Oversubscription.busy()) {
             CopySubmission s = pooled();
             Throwable failure;
             try {
@@ -178,21 +177,16 @@ public final class CopyWorkers implements CopyService, Waitable {
             landing.copyLanded(failure);
             return AsyncContractFulfillment.NONE;
         }
-        // a user's channel is helped with (by its issuer) only under AUTO: ON_COPY_ENGINE keeps it on the workers
-        submitTied(dst, null, channel, position, target, landing,
-            policy == CopyPolicy.AUTO || WAITERS_MAY_READ.contains(channel));
+        submitTied(dst, null, channel, position, target, landing);
         return AsyncContractFulfillment.ASYNC;
     }
 
-    /**
-     * A submission whose pending arrival is already tied: if the engine closed meanwhile, the copy fails. A waiter
-     * for {@code target} may perform it if {@code helpable}.
-     */
+    /** A submission whose pending arrival is already tied: if the engine closed meanwhile, the copy fails. */
     private void submitTied(MemorySegment dst, MemorySegment src, FileChannel channel, long position,
-                            PhaseBarrier target, CopyLanding landing, boolean helpable) {
+                            PhaseBarrier target, CopyLanding landing) {
         try {
             target.copiesOn(this);      // before the submission: a waiter that sees it pending may look for it here
-            submit(dst, src, channel, position, helpable ? target : null, landing);
+            submit(dst, src, channel, position, target, landing);
         } catch (IllegalStateException closedMeanwhile) {
             landing.copyLanded(closedMeanwhile);
             throw closedMeanwhile;

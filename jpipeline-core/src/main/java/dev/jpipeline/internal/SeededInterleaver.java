@@ -1,7 +1,6 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;
@@ -151,7 +150,7 @@ public final class SeededInterleaver implements Interleaver, CopyService {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, CopyPolicy policy) {
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
         return defer(new Deferred(dst, null, channel, position, landing), target);     // held back like any copy
     }
 

@@ -300,7 +300,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             interleaver.stageCopy(ring, head, headRound, dst);
         }
         return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()),
-            copyPolicy);        // AUTO: on the engine, which keeps several in flight (on the issuer while busy)
+            copyPolicy == CopyPolicy.ON_ISSUING_THREAD);     // AUTO: on the engine, which keeps several in flight
     }
 
     /** The pipeline's {@link CopyPolicy} for this thread: whether it copies itself whatever the size. */

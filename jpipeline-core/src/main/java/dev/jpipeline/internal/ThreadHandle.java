@@ -1,7 +1,6 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
@@ -97,7 +96,7 @@ public final class ThreadHandle extends PipelineHandle implements WaitSite {
     @Override
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         BatchSlot slot = headSlot("memcpy_async (file)");
-        return copies.readInto(dst, channel, position, slot.barrier, slot, CopyPolicy.AUTO);  // computes meanwhile
+        return copies.readInto(dst, channel, position, slot.barrier, slot, false);     // the thread computes meanwhile
     }
 
     /** The head batch's slot, prepared for one more copy. */

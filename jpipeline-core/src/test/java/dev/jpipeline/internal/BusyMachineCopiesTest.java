@@ -13,11 +13,6 @@ import java.lang.foreign.MemorySegment;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.channels.FileChannel;
-import java.time.Duration;
-import dev.jpipeline.ThreadTeam;
-import dev.jpipeline.ThreadScope;
-import dev.jpipeline.PipelineSharedState;
-import dev.jpipeline.CopyPolicy;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -100,29 +95,6 @@ class BusyMachineCopiesTest {
             pipe.consumerWait();
             pipe.consumerRelease();
             assertEquals(-1, big.mismatch(src));
-        }
-    }
-
-    @Test
-    void aPipelineWhoseCopiesGoToTheEngineKeepsItsReadsThereWhileTheMachineIsBusy(@TempDir Path dir) throws Exception {
-        Path file = dir.resolve("data");
-        byte[] bytes = new byte[(int) MIB];
-        java.util.Arrays.fill(bytes, (byte) 5);
-        Files.write(file, bytes);
-        String[] how = new String[1];
-        try (CopyEngine engine = CopyEngine.builder().workers(1).name("busy-2").build();
-             FileChannel users = FileChannel.open(file)) {
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1).copyEngine(engine)
-                .copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();
-            MemorySegment dst = Arena.ofShared().allocate(MIB, 4096);
-            ThreadTeam.ofPlatform(1).run(Duration.ofSeconds(20), group -> {
-                try (Pipeline pipe = Pipeline.make(group, state)) {
-                    seenBusy();
-                    how[0] = readInto(pipe, dst, users);
-                }
-            });
-            assertEquals("ASYNC", how[0], "ON_COPY_ENGINE: a read stays on the engine, busy or not");
-            assertEquals(-1, dst.mismatch(MemorySegment.ofArray(bytes)));
         }
     }
 

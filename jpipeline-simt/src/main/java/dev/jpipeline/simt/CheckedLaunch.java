@@ -1,7 +1,6 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.CopySubmission;
@@ -248,7 +247,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     @Override
     public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, CopyPolicy policy) {
+                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
         return defer(dst, null, channel, position, target, landing);          // held back like any copy
     }
 
