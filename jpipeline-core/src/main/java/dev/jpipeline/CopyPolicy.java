@@ -25,14 +25,11 @@ public enum CopyPolicy {
      * copy, and a worker copying meanwhile is one more busy thread on a machine without one to spare (measured
      * in docs/performance.md). With cores to spare, and for every thread that also consumes (unified pipelines,
      * thread scope), copies go to the engine, whose workers split large ones into chunks copied in parallel. File
-     * reads go to the engine, except while the machine is seen oversubscribed (a waiting thread lately lost a time
-     * slice while it spun; for 0.5 s after each sighting): then they run on the issuing thread, since a worker
-     * would wait for a time slice while the thread that needs the data waits for it. A thread that waits, untimed,
-     * for a copy no worker has started performs it: a memory copy, a read from a file jpipeline opened (a prefetch
-     * of a path), or a read of the user's own channel that this same thread issued. A read of the user's channel
-     * is never performed by another thread than its issuer or a worker. So, as with {@link #ON_ISSUING_THREAD}, an
-     * interrupt that reaches the issuing thread inside such a read closes the channel and fails the read's stage,
-     * exactly as it would in the read loop the pipeline replaces; no other thread's interrupt can.
+     * reads go to the engine, except reads from a file that jpipeline opened itself (a prefetch of a path) while
+     * the machine is seen oversubscribed (a waiting thread lately lost a time slice while it spun; for 0.5 s after
+     * each sighting): those run on the issuing thread, since a worker would wait for a time slice while the thread
+     * that needs the data waits for it. A thread that waits, untimed, for a copy no worker has started performs it
+     * (a memory copy, or a read from a file jpipeline opened).
      */
     AUTO,
 

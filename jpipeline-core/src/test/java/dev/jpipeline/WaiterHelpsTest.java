@@ -3,7 +3,6 @@ package dev.jpipeline;
 import static dev.jpipeline.TestSegments.pattern;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -155,89 +154,33 @@ class WaiterHelpsTest {
     }
 
     @Test
-    void aThreadScopeWaiterReadsTheUsersChannelItIssuedItself() throws Exception {
-        // the waiter is the thread that issued the read: an interrupt that closes the channel inside the read would
-        // be its own, as in the read loop the pipeline replaces
+    void aReadFromTheUsersOwnChannelStaysWithTheWorkers() throws Exception {
+        // an interrupt of a waiter inside a read would close the channel: a user's channel is read by workers only
         byte[] data = new byte[(int) MIB];
         java.util.Arrays.fill(data, (byte) 9);
         GatedFileChannel users = new GatedFileChannel(data);
-        try (CopyEngine engine = CopyEngine.builder().workers(1).name("held-5").build();
-             HeldWorkers _ = new HeldWorkers(engine)) {
+        try (CopyEngine engine = CopyEngine.builder().workers(1).name("held-5").build()) {
             MemorySegment stage = Arena.ofShared().allocate(MIB, 4096);
-            AtomicReference<Thread> waiter = new AtomicReference<>();
-            String outcome = Bounded.outcome("user channel", Duration.ofSeconds(10), () -> {
-                waiter.set(Thread.currentThread());
-                try (Pipeline pipe = Pipeline.make(engine)) {
-                    pipe.producerAcquire();
-                    MemcpyAsync.memcpyAsync(stage, users, 0, MIB, pipe);
-                    pipe.producerCommit();
-                    pipe.consumerWait();                    // the worker is held: the issuer reads
-                    pipe.consumerRelease();
-                    return "mismatch " + stage.mismatch(MemorySegment.ofArray(data));
-                }
-            });
-            assertEquals("mismatch -1", outcome);
-            assertSame(waiter.get(), users.reader(0), "the issuing thread read its own channel");
-            assertTrue(users.isOpen());
-        }
-    }
-
-    @Test
-    void aConsumerNeverReadsTheUsersChannelThatItsProducerIssued() throws Exception {
-        // an interrupt of the consumer inside that read would close the producer's channel: only workers read it
-        byte[] data = new byte[(int) MIB];
-        java.util.Arrays.fill(data, (byte) 7);
-        GatedFileChannel users = new GatedFileChannel(data);
-        try (CopyEngine engine = CopyEngine.builder().workers(1).name("held-7").build()) {
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine)
-                .copyPolicy(CopyPolicy.ON_COPY_ENGINE).build();
-            MemorySegment stage = Arena.ofShared().allocate(MIB, 4096);
-            AtomicReference<Thread> consumer = new AtomicReference<>();
-            CountDownLatch producerMayGo = new CountDownLatch(1);
-            long[] mismatch = {Long.MIN_VALUE};
             String outcome;
             try (HeldWorkers held = new HeldWorkers(engine)) {
-                Bounded.Run run = Bounded.start("partitioned user channel", () -> {
-                    ThreadTeam.ofPlatform(2).run(Duration.ofSeconds(10), group -> {
-                        try (Pipeline pipe = Pipeline.make(group, state, 1)) {
-                            if (group.threadRank() == 0) {
-                                pipe.producerAcquire();
-                                MemcpyAsync.memcpyAsync(stage, users, 0, MIB, pipe);
-                                pipe.producerCommit();
-                                // held outside jpipeline: the issuer may help with its own read, and must not here
-                                producerMayGo.await(10, TimeUnit.SECONDS);
-                            } else {
-                                consumer.set(Thread.currentThread());
-                                pipe.consumerWait();
-                                mismatch[0] = stage.mismatch(MemorySegment.ofArray(data));
-                                pipe.consumerRelease();
-                                producerMayGo.countDown();
-                            }
-                        }
-                    });
-                    return "mismatch " + mismatch[0];
+                Bounded.Run run = Bounded.start("user channel", () -> {
+                    try (Pipeline pipe = Pipeline.make(engine)) {
+                        pipe.producerAcquire();
+                        MemcpyAsync.memcpyAsync(stage, users, 0, MIB, pipe);
+                        pipe.producerCommit();
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                        return "mismatch " + stage.mismatch(MemorySegment.ofArray(data));
+                    }
                 });
-                Thread waiting = awaitSet(consumer);
-                ThreadStates.awaitWaitingIn(waiting, "consumerWait");
-                assertEquals(null, users.reader(0), "the consumer did not read its producer's channel");
+                ThreadStates.awaitWaitingIn(run.thread(), "consumerWait");
+                assertEquals(null, users.reader(0), "the waiter did not read the user's channel");
                 held.close();                               // the worker is free: it reads
                 outcome = run.result(Duration.ofSeconds(10));
             }
             assertEquals("mismatch -1", outcome);
-            assertTrue(users.reader(0).getName().startsWith("held-7"), users.reader(0).getName());
+            assertTrue(users.reader(0).getName().startsWith("held-5"), users.reader(0).getName());
         }
-    }
-
-    /** The thread a test body publishes in {@code ref}, once it has (bounded). */
-    private static Thread awaitSet(AtomicReference<Thread> ref) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (ref.get() == null) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("the consumer never started");
-            }
-            Thread.onSpinWait();
-        }
-        return ref.get();
     }
 
     @Test

@@ -19,9 +19,8 @@ import java.util.Objects;
  * <p>{@code memcpyAsync} performs a copy of at most {@link #inlineThreshold()} bytes inline (a hand-off costs
  * about as much as copying that much); larger copies are split into chunks of at least {@link #minChunk()} bytes
  * over at most {@link #workers()} workers, except where the pipeline's {@link dev.jpipeline.CopyPolicy} has the
- * issuing thread copy itself (with {@code AUTO}, on a machine seen oversubscribed, file reads too). A thread
- * waiting, untimed, for a copy that no worker has started performs it (see {@code CopyPolicy.AUTO}). An idle
- * worker spins briefly for new work, then parks. In steady state nothing is allocated. A failing copy affects its own stage only: workers clear
+ * issuing thread copy itself. File reads always run on a worker. An idle worker spins briefly for new
+ * work, then parks. In steady state nothing is allocated. A failing copy affects its own stage only: workers clear
  * their interrupt status, never close a user's channel, and a source that keeps returning no bytes fails its copy.
  *
  * <p>Memory consistency effects: actions of the submitting thread before {@code copy} / {@code read}

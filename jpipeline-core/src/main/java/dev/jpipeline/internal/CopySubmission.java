@@ -24,7 +24,6 @@ import java.nio.channels.FileChannel;
  *             never takes a submission that is pooled or being prepared (refs == 0 until it is published).
  * target    : the barrier the copy is tied to (its landing arrives there), or null: what a waiting thread looks
  *             for when it helps (CopyWorkers.helpWith)
- * issuer    : the thread that issued a read of a user's channel, or null: the only waiter that may perform it
  * </pre>
  *
  * Fault isolation: a chunk's failure (any Throwable: an IOException, a closed Arena, a WrongThreadException) is
@@ -51,11 +50,6 @@ public final class CopySubmission {
     private CopyLanding completion;
     /** The barrier the copy is tied to, or null; written before the submission is published (queue lock). */
     private PhaseBarrier target;
-    /**
-     * The thread that issued a read of a channel jpipeline does not own (the only helper that may read it), else
-     * null; written before the submission is published (queue lock).
-     */
-    private Thread issuer;
 
     private volatile int claimed;
     private volatile int remaining;
@@ -125,20 +119,9 @@ public final class CopySubmission {
         return chunks;
     }
 
-    /**
-     * Ties the copy to {@code barrier} for helpers (before it is published), or to none; {@code issuer}, when not
-     * null, is the only thread that may help (the read of a user's channel, which only its own thread may risk
-     * closing by an interrupt).
-     */
-    void target(PhaseBarrier barrier, Thread issuer) {
+    /** Ties the copy to {@code barrier} for helpers (before it is published), or to none. */
+    void target(PhaseBarrier barrier) {
         this.target = barrier;
-        this.issuer = issuer;
-    }
-
-    /** Whether the calling thread may perform chunks of this copy as a helper (racy outside a reference). */
-    boolean helpableHere() {
-        Thread only = issuer;
-        return only == null || only == Thread.currentThread();
     }
 
     /** The barrier a helper of this copy waits for; racy outside a reference (a hint, checked again after join). */
@@ -275,7 +258,6 @@ public final class CopySubmission {
     /** Drops references so that a pooled submission keeps no segment or channel alive. */
     void clear() {
         target = null;
-        issuer = null;
         dst = null;
         src = null;
         channel = null;

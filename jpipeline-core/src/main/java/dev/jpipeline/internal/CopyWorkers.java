@@ -28,8 +28,8 @@ import java.util.concurrent.locks.ReentrantLock;
  *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
  *                                else target.tieCopy(), submit
  *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait, or the machine is
- *                                seen oversubscribed? read inline and tell the landing (a failed read fails the
- *                                phase, as a worker's would), else submit
+ *                                seen oversubscribed and jpipeline opened the file? read inline and tell the
+ *                                landing (a failed read fails the phase, as a worker's would), else submit
  *   submit --lock--&gt; queue: [sub A][sub A][sub B] ...   (a copy of k chunks is queued min(k, workers) times:
  *                                                         one entry per worker that may share it)
  *   worker: take an entry, claim chunks of it until none is left (getAndAdd on the submission), copy each;
@@ -40,11 +40,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *           chunks like a worker. So a waiter never waits for a copy that no worker has started: on a busy
  *           machine, where a worker may wait a whole time slice to run, the thread that needs the data copies it.
  *           A copy of more than one minimum chunk is split at least two ways, so that a waiter can share a copy
- *           that the engine's only worker has started. A waiter performs memory copies, reads from channels that
- *           jpipeline opened itself (waitersMayRead), and reads of a user's channel that it issued itself
- *           (CopySubmission's issuer): an interrupt that reaches a thread inside a FileChannel read closes the
- *           channel, so a user's channel is read only by workers and by the thread that asked for the read, as
- *           its own read loop would.
+ *           that the engine's only worker has started. A waiter performs memory copies, and reads only from
+ *           channels that jpipeline opened itself (waitersMayRead): an interrupt that reaches a thread inside a
+ *           FileChannel read closes the channel, and a user's channel is never closed by jpipeline.
  * </pre>
  *
  * Idle workers wait in {@link Waiting#await} on this object (spin briefly, then park); a submission signals them
@@ -163,10 +161,10 @@ public final class CopyWorkers implements CopyService, Waitable {
         checkOpen();
         target.tieCopy();
         landing.copyHandedOff();
-        // read here on a machine seen oversubscribed: a worker would wait for a time slice while the thread that
-        // needs the data waits for it. This is the issuing thread, so an interrupt that closes the channel inside
-        // this read is its own, as in the read loop it replaces
-        if (onIssuer || Oversubscription.busy()) {
+        // a read from a channel jpipeline opened is read here on a machine seen oversubscribed: a worker would wait
+        // for a time slice while the thread that needs the data waits for it (a user's channel stays on the
+        // engine: its read may block on a device, and an interrupt here would close it)
+        if (onIssuer || Oversubscription.busy() && WAITERS_MAY_READ.contains(channel)) {
             CopySubmission s = pooled();
             Throwable failure;
             try {
@@ -224,8 +222,7 @@ public final class CopyWorkers implements CopyService, Waitable {
             } else {
                 s.file(dst, channel, position, chunk, landing);
             }
-            // a user's channel is read by a helper only on the thread that issued the read (see readInto)
-            s.target(target, channel != null && !WAITERS_MAY_READ.contains(channel) ? Thread.currentThread() : null);
+            s.target(target != null && (channel == null || WAITERS_MAY_READ.contains(channel)) ? target : null);
             int entries = Math.min(s.chunks(), workers);
             s.referencedBy(entries);
             for (int i = 0; i < entries; i++) {
@@ -329,7 +326,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         }
         for (int i = 0; i < workers; i++) {
             CopySubmission s = active.get(i);
-            if (s != null && s.target() == target && s.unclaimed() && s.helpableHere()) {
+            if (s != null && s.target() == target && s.unclaimed()) {
                 return true;
             }
         }
@@ -346,7 +343,7 @@ public final class CopyWorkers implements CopyService, Waitable {
             try {
                 for (Iterator<CopySubmission> it = queue.iterator(); it.hasNext(); ) {
                     CopySubmission s = it.next();
-                    if (s.target() == target && s.helpableHere()) {
+                    if (s.target() == target) {
                         it.remove();
                         queued--;
                         return s;
@@ -358,8 +355,8 @@ public final class CopyWorkers implements CopyService, Waitable {
         }
         for (int i = 0; i < workers; i++) {
             CopySubmission s = active.get(i);
-            if (s != null && s.target() == target && s.unclaimed() && s.helpableHere() && s.join()) {
-                if (s.target() == target && s.unclaimed() && s.helpableHere()) {
+            if (s != null && s.target() == target && s.unclaimed() && s.join()) {
+                if (s.target() == target && s.unclaimed()) {
                     return s;
                 }
                 if (s.release()) {         // recycled and reused meanwhile for another copy: not ours

@@ -20,9 +20,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * On a machine seen oversubscribed (issue 25), a read runs on the issuing thread, from a file that jpipeline opened
- * and from the user's own channel alike: a worker would wait for a time slice while the thread that needs the data
- * waits for it. Memory copies stay on the engine (a waiter may help).
+ * On a machine seen oversubscribed (issue 25), a read from a file that jpipeline opened runs on the issuing thread:
+ * a worker would wait for a time slice while the thread that needs the data waits for it. A user's channel and
+ * memory copies stay on the engine.
  */
 class BusyMachineCopiesTest {
 
@@ -84,9 +84,7 @@ class BusyMachineCopiesTest {
             seenBusy();
             assertEquals("NONE", readInto(pipe, dst, owned), "busy: jpipeline's own file is read here");
             assertEquals(-1, dst.mismatch(MemorySegment.ofArray(bytes)));
-            dst.fill((byte) 0);
-            assertEquals("NONE", readInto(pipe, dst, users), "busy: the issuer reads its own channel here too");
-            assertEquals(-1, dst.mismatch(MemorySegment.ofArray(bytes)));
+            assertEquals("ASYNC", readInto(pipe, dst, users), "busy: a user's channel stays on the engine");
             assertTrue(users.isOpen());
             pipe.producerAcquire();
             assertEquals(AsyncContractFulfillment.ASYNC, MemcpyAsync.memcpyAsync(big, src, 4 * MIB, pipe),
