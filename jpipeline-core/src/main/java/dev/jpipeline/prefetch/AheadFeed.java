@@ -16,10 +16,6 @@ import java.lang.foreign.MemorySegment;
  *   open      issue `stages` chunks (fewer if the source ends)
  *   advance   release the held chunk and issue one more into its buffer (the refill overlaps what follows),
  *             then consumer_wait for chunk next: its copy has landed, or failed (StageFailedException)
- *   placement a file opened here has its reads placed by ReadPlacement, which times both places as the loop
- *             runs: AHEAD is the above; HERE issues nothing ahead, and advance reads chunk next on this thread
- *             into a free buffer (a stage committed with no copy, its read's failure kept by stage) just before
- *             consumer_wait. A change of place only changes what the next advances issue
  *   close     wait for and release every issued chunk (their copies end: file reads and memory copies), quit,
  *             then free the buffers: no copy can still write into them
  * </pre>
@@ -49,10 +45,6 @@ final class AheadFeed implements ChunkFeed {
     private boolean holding;
     /** Whether the source has nothing more to issue (it ended, or failed). */
     private boolean sourceDone;
-    /** Where a file's reads run (timed as the loop runs), else null: every piece goes to the engine. */
-    private final ReadPlacement placement;
-    /** A read performed here that failed, by stage (surfaces as an engine read's failure does), else null. */
-    private final Throwable[] readFailures;
 
     AheadFeed(PieceSource source, StageBuffers buffers, CopyEngine engine) {
         this.source = source;
@@ -60,17 +52,10 @@ final class AheadFeed implements ChunkFeed {
         this.lengths = new long[buffers.count()];
         this.offsets = new long[buffers.count()];
         this.failures = new Throwable[buffers.count()];
-        this.readFailures = new Throwable[buffers.count()];
-        // only a file opened here may be read here (an interrupt inside such a read is undone by reading again;
-        // the user's channel would stay closed), and a checked engine decides when each copy lands
-        this.placement = source instanceof PieceSource.FilePieces file && file.reopenable()
-            && engine.interleaver() == null ? new ReadPlacement(buffers.count(), buffers.stage(0).byteSize()) : null;
         this.pipe = Pipeline.make(engine);
         try {
-            if (placement == null || placement.place() == ReadPlacement.Place.AHEAD) {
-                for (int s = 0; s < buffers.count(); s++) {
-                    issue(false);
-                }
+            for (int s = 0; s < buffers.count(); s++) {
+                issue();
             }
         } catch (RuntimeException | Error e) {
             close();
@@ -78,11 +63,8 @@ final class AheadFeed implements ChunkFeed {
         }
     }
 
-    /**
-     * Issues the source's next chunk into the free stage, if the source has one: on the engine, or read here and
-     * now ({@code here}, a file's only).
-     */
-    private void issue(boolean here) {
+    /** Issues the source's next chunk into the free stage, if the source has one. */
+    private void issue() {
         if (sourceDone) {
             return;
         }
@@ -101,16 +83,9 @@ final class AheadFeed implements ChunkFeed {
         int stage = (int) (issued % lengths.length);
         long length = 0;
         pipe.producerAcquire();
-        readFailures[stage] = null;
         if (failure == null) {
             try {
-                if (here) {
-                    PieceSource.FilePieces file = (PieceSource.FilePieces) source;
-                    length = file.readNext(buffers.stage(stage));
-                    readFailures[stage] = file.failedRead();
-                } else {
-                    length = source.issue(buffers.stage(stage), pipe);
-                }
+                length = source.issue(buffers.stage(stage), pipe);
             } catch (RuntimeException | Error e) {
                 failure = e;
             }
@@ -129,39 +104,25 @@ final class AheadFeed implements ChunkFeed {
         if (holding) {
             holding = false;
             pipe.consumerRelease();
-        }
-        if (placement == null || placement.place() == ReadPlacement.Place.AHEAD) {
-            while (issued - next < lengths.length && !sourceDone) {
-                issue(false);                   // refill ahead: one per release, all after reads here
-            }
-        } else if (next == issued) {
-            issue(true);                        // just in time: read while the loop waits for nothing else
+            issue();
         }
         if (next == issued) {
             return -1;
         }
         int stage = (int) (next++ % lengths.length);
         holding = true;
-        Throwable readFailure = null;
         try {
             pipe.consumerWait();
         } catch (StageFailedException e) {
-            readFailure = e.getCause();
-        }
-        if (readFailure == null) {
-            readFailure = readFailures[stage];
-        }
-        // a file opened here, closed by an interrupt of this thread inside a read it performed: read it again
-        if (readFailure != null && (!(source instanceof PieceSource.FilePieces file)
-            || !file.reread(readFailure, buffers.stage(stage), offsets[stage], lengths[stage]))) {
-            sourceDone = true;
-            throw new SourceFailure(readFailure);
+            // a file opened here, closed by an interrupt of this thread inside a read it performed: read it again
+            if (!(source instanceof PieceSource.FilePieces file)
+                || !file.reread(e.getCause(), buffers.stage(stage), offsets[stage], lengths[stage])) {
+                sourceDone = true;
+                throw new SourceFailure(e.getCause());
+            }
         }
         if (failures[stage] != null) {
             throw new SourceFailure(failures[stage]);
-        }
-        if (placement != null) {
-            placement.advanced(lengths[stage], System.nanoTime());
         }
         return lengths[stage];
     }

@@ -2,7 +2,6 @@ package dev.jpipeline.prefetch;
 
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
-import dev.jpipeline.internal.CopySubmission;
 import dev.jpipeline.internal.CopyWorkers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -65,8 +64,6 @@ sealed interface PieceSource permits PieceSource.Positional, PieceSource.Iterabl
         private final boolean owned;
         /** The next piece's file position. */
         private long position;
-        /** The failure of the last {@link #readNext}, else null. */
-        private Throwable failedRead;
 
         /** @param owned whether the channel was opened for this iteration (then {@link #close} closes it) */
         FilePieces(FileChannel channel, long start, long end, boolean owned) {
@@ -150,30 +147,6 @@ sealed interface PieceSource permits PieceSource.Positional, PieceSource.Iterabl
             copy(stage, position - start, length, pipe);
             position += length;
             return length;
-        }
-
-        /**
-         * Reads the next piece into the start of {@code stage} now, on the calling thread (a feed reading where it
-         * iterates, see {@link ReadPlacement}); the thread's interrupt status is kept, and not seen by the read
-         * unless an interrupt arrives during it (which closes the channel, as {@code FileChannel} does).
-         *
-         * @return the piece's length; its read's failure, if any, is {@link #failedRead()}
-         */
-        long readNext(MemorySegment stage) {
-            long length = Math.min(stage.byteSize(), end - position);
-            failedRead = CopySubmission.perform(stage.asSlice(0, length), null, channel, position);
-            position += length;
-            return length;
-        }
-
-        /** Whether the file was opened here from its path, so that it can be reopened ({@link #reread}). */
-        boolean reopenable() {
-            return path != null;
-        }
-
-        /** The failure of the last {@link #readNext}, or null when it read every byte. */
-        Throwable failedRead() {
-            return failedRead;
         }
 
         @Override
