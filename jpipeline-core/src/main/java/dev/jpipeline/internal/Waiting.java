@@ -15,7 +15,9 @@ import java.util.concurrent.locks.LockSupport;
  *   poll                               the fast path: a met condition returns at once, nothing else is touched
  *   help (untimed, uninterruptible)    waitable.helpProgress(): the waiter does what it waits for where it can (a
  *                                      copy no worker has started), then polls; again at every clock read and
- *                                      before every park, so a copy queued meanwhile is found too. A timed or an
+ *                                      before every park, so a copy queued meanwhile is found too. The poll after
+ *                                      a help comes whatever the help did: helping may park on a lock, and such a
+ *                                      park may take a signal's unpark meant for this wait. A timed or an
  *                                      interruptible wait never helps: a copy it performed could outlast its
  *                                      deadline, and an interrupt must end it at once
  *   idle phase (platform threads)      strategy.idle(attempt) spins or yields while it returns true, polling after
@@ -137,12 +139,18 @@ public final class Waiting {
                         return status;
                     }
                 }
-                if (helps && waitable.helpProgress()) {
+                if (helps) {
+                    boolean helped = waitable.helpProgress();
+                    // poll again whatever the help did: it may have parked (a contended lock), and that park may
+                    // have taken the unpark of a signal that came after the poll above: parking now would sleep
+                    // through it (the signal detached this wait's node, so no later signal comes)
                     status = waitable.poll(token);
                     if (status != null) {
                         return status;
                     }
-                    lastClock = 0;              // the copy's time is no idling: measure idling afresh
+                    if (helped) {
+                        lastClock = 0;          // the copy's time is no idling: measure idling afresh
+                    }
                 }
                 // The clock: interrupts, the deadline, stall checks.
                 if (Thread.interrupted()) {
