@@ -20,7 +20,9 @@ public interface ParkListener {
     ScopedValue<ParkListener> CURRENT = ScopedValue.newInstance();
 
     /**
-     * The current thread is about to park.
+     * The current thread is about to park. Runs after the wait's last poll: it must not block through
+     * {@code LockSupport} (a {@code java.util.concurrent} lock, a latch), whose park can take the unpark of the
+     * signal that ends the wait ({@code synchronized} is safe).
      *
      * @param site what it waits for: an object whose {@link WaitSite#describeWait()} (or {@code toString()})
      *             says so

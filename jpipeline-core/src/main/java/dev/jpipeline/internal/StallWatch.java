@@ -13,7 +13,9 @@ public interface StallWatch {
 
     /**
      * The current thread has waited in {@code site} for a while. May throw (an {@link IllegalStateException}
-     * with a hang report) to end the wait.
+     * with a hang report) to end the wait. Runs between the wait's last poll and its park: it must not block through
+     * {@code LockSupport} (a {@code java.util.concurrent} lock, a latch), whose park can take the unpark of a signal
+     * meant for this wait, which would then sleep until its next stall check ({@code synchronized} is safe).
      */
     void stalled(Object site);
 
