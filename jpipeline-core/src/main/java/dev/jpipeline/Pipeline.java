@@ -171,7 +171,11 @@ public final class Pipeline implements AutoCloseable {
      *                               consumer is left to release the stage
      */
     public void producerAcquire() {
-        handle.producerAcquire();
+        try {
+            handle.producerAcquire();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -184,7 +188,11 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException as {@link #producerAcquire()}
      */
     public void producerAcquireInterruptibly() throws InterruptedException {
-        handle.producerAcquireInterruptibly();
+        try {
+            handle.producerAcquireInterruptibly();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -194,7 +202,11 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException when the thread is not a producer, has quit, or has not acquired the stage
      */
     public void producerCommit() {
-        handle.producerCommit();
+        try {
+            handle.producerCommit();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -213,7 +225,11 @@ public final class Pipeline implements AutoCloseable {
      *                               not committed itself, or no producer is left to commit the stage
      */
     public void consumerWait() {
-        handle.consumerWait();
+        try {
+            handle.consumerWait();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -227,7 +243,11 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException as {@link #consumerWait()}
      */
     public void consumerWaitInterruptibly() throws InterruptedException {
-        handle.consumerWaitInterruptibly();
+        try {
+            handle.consumerWaitInterruptibly();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -242,7 +262,11 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException as {@link #consumerWait()}
      */
     public boolean consumerWaitFor(Duration timeout) {
-        return handle.consumerWaitFor(timeout);
+        try {
+            return handle.consumerWaitFor(timeout);
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -256,7 +280,11 @@ public final class Pipeline implements AutoCloseable {
      * @throws IllegalStateException as {@link #consumerWait()}
      */
     public boolean consumerWaitUntil(Instant deadline) {
-        return handle.consumerWaitUntil(deadline);
+        try {
+            return handle.consumerWaitUntil(deadline);
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /**
@@ -266,7 +294,11 @@ public final class Pipeline implements AutoCloseable {
      *                               for the stage
      */
     public void consumerRelease() {
-        handle.consumerRelease();
+        try {
+            handle.consumerRelease();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -281,7 +313,11 @@ public final class Pipeline implements AutoCloseable {
      * @return whether this handle was the last owner of the pipeline to quit
      */
     public boolean quit() {
-        return handle.quit();
+        try {
+            return handle.quit();
+        } catch (InternalError fault) {
+            throw handle.faulted(fault);          // a region truncated under this process
+        }
     }
 
     /** The destructor {@code ~pipeline()}: quits if this handle has not quit yet (on the owner's thread). */

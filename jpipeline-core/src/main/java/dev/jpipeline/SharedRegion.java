@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import dev.jpipeline.internal.RegionFaults;
 import dev.jpipeline.internal.RegionGroup;
 import dev.jpipeline.internal.RegionLayout;
 import dev.jpipeline.internal.RegionLocals;
@@ -224,16 +225,21 @@ public final class SharedRegion implements AutoCloseable {
      * @throws IllegalArgumentException when the size or the rank is out of range, or the region's live group has
      *                                  another size (naming both and the live members)
      * @throws IllegalStateException    when a live process holds the rank (naming its pid), or the rank's member
-     *                                  died while other members of its group live
+     *                                  died while other members of its group live, or the region's file was
+     *                                  truncated by another process while mapped here (then the region is lost)
      */
     public synchronized Group join(int groupSize, int rank) {
         if (groupSize < 1 || groupSize > RegionLayout.SLOTS || rank < 0 || rank >= groupSize) {
             throw new IllegalArgumentException("a region's group has 1.." + RegionLayout.SLOTS + " members and "
                 + "ranks 0..size-1, got rank " + rank + " of " + groupSize);
         }
-        long epoch = RegionMembers.join(region, "region " + file, groupSize, rank);
-        joined.add(rank);
-        return new RegionGroup(region, "region " + file, groupSize, rank, epoch);
+        try {
+            long epoch = RegionMembers.join(region, "region " + file, groupSize, rank);
+            joined.add(rank);
+            return new RegionGroup(region, "region " + file, groupSize, rank, epoch);
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "join of region " + file, file, region.byteSize());
+        }
     }
 
     /**
@@ -242,7 +248,11 @@ public final class SharedRegion implements AutoCloseable {
      * @return one line per rank of the current group, or "no group" when nobody has joined
      */
     public String members() {
-        return RegionMembers.describe(region);
+        try {
+            return RegionMembers.describe(region);
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "members of region " + file, file, region.byteSize());
+        }
     }
 
     /**
@@ -278,16 +288,23 @@ public final class SharedRegion implements AutoCloseable {
      * @throws IllegalStateException naming them, when other live threads hold pipelines made over this mapping
      *                               that they have not quit (nothing is closed then: they must quit first); or when
      *                               copies are still in flight after the second (nothing is unmapped then: close
-     *                               again once they have landed)
+     *                               again once they have landed); or when the region's file was truncated by
+     *                               another process while mapped here (the region is unmapped all the same)
      */
     @Override
     public synchronized void close() {
         if (!arena.scope().isAlive()) {
             return;
         }
-        RegionLocals.unmapped(identity, arena.scope());
-        for (int rank : joined) {
-            RegionMembers.leave(region, rank);
+        try {
+            RegionLocals.unmapped(identity, arena.scope());
+            for (int rank : joined) {
+                RegionMembers.leave(region, rank);
+            }
+        } catch (InternalError fault) {
+            joined.clear();
+            arena.close();                  // a truncated region is unmapped all the same: nothing of it is usable
+            throw RegionFaults.lost(fault, "close of region " + file, file, region.byteSize());
         }
         joined.clear();
         arena.close();

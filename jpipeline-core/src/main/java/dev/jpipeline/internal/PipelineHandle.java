@@ -67,6 +67,14 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
         return logicalOwner != null ? logicalOwner.hasEnded() : !owner.isAlive();
     }
 
+    /**
+     * The exception for {@code fault}, an {@link InternalError} one of this handle's operations raised: a handle in
+     * a shared region names the region's truncation (RegionFaults); any other rethrows it.
+     */
+    public RuntimeException faulted(InternalError fault) {
+        throw fault;
+    }
+
     public abstract void producerAcquire();
 
     public abstract void producerAcquireInterruptibly() throws InterruptedException;

@@ -60,6 +60,14 @@ public final class RegionGroup implements Group {
      */
     @Override
     public void sync() {
+        try {
+            syncOnce();
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "sync of rank " + rank + " of " + what, null, region.byteSize());
+        }
+    }
+
+    private void syncOnce() {
         checkEpoch();
         int generation = (int) RegionLayout.INT.getVolatile(region, RegionLayout.SYNC_GENERATION_AT);
         int arrived = (int) RegionLayout.INT.getAndAdd(region, RegionLayout.SYNC_ARRIVED_AT, 1) + 1;

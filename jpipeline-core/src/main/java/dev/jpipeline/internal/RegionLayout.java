@@ -114,7 +114,7 @@ public final class RegionLayout {
     }
 
     static boolean casGroupSize(MemorySegment region, int expected, int size) {
-        return INT.compareAndSet(region, GROUP_SIZE_AT, expected, size);
+        return MappedAtomics.casInt(region, GROUP_SIZE_AT, expected, size);
     }
 
     static long slotAt(int rank) {
@@ -144,12 +144,12 @@ public final class RegionLayout {
             return false;
         }
         LONG.setVolatile(region, at + 8, me.startMillis());
-        return LONG.compareAndSet(region, at, oldPid, me.pid());
+        return MappedAtomics.casLong(region, at, oldPid, me.pid());
     }
 
     /** Frees slot {@code rank} if {@code me} holds it. */
     static boolean release(MemorySegment region, int rank, ProcessIdentity me) {
-        return LONG.compareAndSet(region, slotAt(rank), me.pid(), 0L);
+        return MappedAtomics.casLong(region, slotAt(rank), me.pid(), 0L);
     }
 
     static long epoch(MemorySegment region) {
@@ -157,6 +157,6 @@ public final class RegionLayout {
     }
 
     static boolean casEpoch(MemorySegment region, long expected, long next) {
-        return LONG.compareAndSet(region, EPOCH_AT, expected, next);
+        return MappedAtomics.casLong(region, EPOCH_AT, expected, next);
     }
 }

@@ -460,7 +460,7 @@ final class RegionStages {
     }
 
     boolean casState(int rank, int expect, int update) {
-        return INT.compareAndSet(area, slot(rank) + STATE, expect, update);
+        return MappedAtomics.casInt(area, slot(rank) + STATE, expect, update);
     }
 
     int side(int rank) {
@@ -482,12 +482,12 @@ final class RegionStages {
      * @return false when a later make gave the place up first (the rank's make had failed on some rank)
      */
     boolean take(int rank, long tag) {
-        return LONG.compareAndSet(area, slot(rank) + ATTACH, tag, -tag);
+        return MappedAtomics.casLong(area, slot(rank) + ATTACH, tag, -tag);
     }
 
     /** Rank {@code rank} gives up the place make {@code tag} formatted for it, unless a later make did already. */
     boolean giveUp(int rank, long tag) {
-        return LONG.compareAndSet(area, slot(rank) + ATTACH, tag, 0L);
+        return MappedAtomics.casLong(area, slot(rank) + ATTACH, tag, 0L);
     }
 
     /**
@@ -498,7 +498,7 @@ final class RegionStages {
      */
     boolean held(int rank) {
         long attach = (long) LONG.getVolatile(area, slot(rank) + ATTACH);
-        return attach < 0 || attach > 0 && !LONG.compareAndSet(area, slot(rank) + ATTACH, attach, 0L);
+        return attach < 0 || attach > 0 && !MappedAtomics.casLong(area, slot(rank) + ATTACH, attach, 0L);
     }
 
     /** The process that made rank {@code rank}'s handle. */

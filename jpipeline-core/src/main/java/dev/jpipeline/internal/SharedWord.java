@@ -103,7 +103,7 @@ final class SharedWord implements ProcessWaiting.Condition {
     }
 
     boolean cas(long expect, long update) {
-        return STATE.compareAndSet(segment, at, expect, update);
+        return MappedAtomics.casLong(segment, at, expect, update);
     }
 
     /**
@@ -158,7 +158,7 @@ final class SharedWord implements ProcessWaiting.Condition {
         int phase = round & PhaseBarrier.PHASE_MASK;
         long record = recordsAt + (phase & 1) * RECORD_BYTES;
         int stamp = (int) STAMP.getVolatile(segment, record);
-        if ((stamp & ~WRITING) == phase || !STAMP.compareAndSet(segment, record, stamp, WRITING | phase)) {
+        if ((stamp & ~WRITING) == phase || !MappedAtomics.casInt(segment, record, stamp, WRITING | phase)) {
             return;         // recorded already, or being recorded by another failure of the phase
         }
         int length = Math.min(message.length, MESSAGE_BYTES);
@@ -180,7 +180,7 @@ final class SharedWord implements ProcessWaiting.Condition {
         long record = recordsAt + (phase & 1) * RECORD_BYTES;
         int stamp = (int) STAMP.getVolatile(segment, record);
         if (stamp != NO_RECORD && stamp != phase && (stamp & WRITING) == 0) {
-            STAMP.compareAndSet(segment, record, stamp, NO_RECORD);
+            MappedAtomics.casInt(segment, record, stamp, NO_RECORD);
         }
     }
 

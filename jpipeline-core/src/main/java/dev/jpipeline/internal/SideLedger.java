@@ -80,7 +80,7 @@ final class SideLedger {
             }
             long next = producer ? pack(p + 1, c, undecided(s)) : pack(p, c + 1, undecided(s));
             long settled = settle(next);
-            if (STATE.compareAndSet(state, 0L, s, settled)) {
+            if (MappedAtomics.casLong(state, 0L, s, settled)) {
                 return new Claim(producer ? p : c, dropsBetween(next, settled));
             }
         }
@@ -92,7 +92,7 @@ final class SideLedger {
             long s = state();
             long next = pack(producers(s), consumers(s), undecided(s) + 1);
             long settled = settle(next);
-            if (STATE.compareAndSet(state, 0L, s, settled)) {
+            if (MappedAtomics.casLong(state, 0L, s, settled)) {
                 return dropsBetween(next, settled);
             }
         }

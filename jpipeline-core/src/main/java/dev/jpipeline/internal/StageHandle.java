@@ -818,6 +818,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     @Override
+    public RuntimeException faulted(InternalError fault) {
+        if (region == null) {
+            throw fault;
+        }
+        return RegionFaults.lost(fault, toString(), null, region.area.byteSize());
+    }
+
+    @Override
     public String toString() {
         return "Pipeline[" + scope() + ", " + who() + ", head " + head + ", tail " + tail + (active ? "" : ", quit")
             + "]";

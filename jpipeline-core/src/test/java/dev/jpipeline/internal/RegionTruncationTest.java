@@ -1,0 +1,112 @@
+package dev.jpipeline.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import dev.jpipeline.Group;
+import dev.jpipeline.Pipeline;
+import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.SharedRegion;
+import dev.jpipeline.ThreadScope;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A region whose file another process truncates while it is mapped (issue 26): every access past the new end is an
+ * exception in the accessing thread that names the rule, never a fatal signal; in an interpreted JVM too, where
+ * HotSpot leaves a compare-and-set's fault fatal unless MappedAtomics loads the word first.
+ */
+@Timeout(60)
+class RegionTruncationTest {
+
+    @TempDir
+    Path dir;
+
+    private static void truncate(Path file, long size) throws IOException {
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+            channel.truncate(size);
+        }
+    }
+
+    /** Starts RegionTruncationChild interpreted ({@code -Xint}), with its output merged. */
+    private Process child(Path file, String mode) throws IOException {
+        List<String> command = new ArrayList<>(ChildJvm.command(RegionTruncationChild.class, file.toString(), mode));
+        command.removeIf(option -> option.startsWith("-XX:TieredStopAtLevel"));
+        command.add(1, "-Xint");
+        command.add(1, "-XX:-CreateCoredumpOnCrash");
+        command.add(1, "-XX:ErrorFile=" + dir.resolve("hs_err_%p.log"));     // a crash (the bug) litters nothing
+        return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    private static String finish(Process child, BufferedReader out) throws Exception {
+        assertTrue(child.waitFor(40, TimeUnit.SECONDS), "the child did not end");
+        String rest = out.lines().collect(Collectors.joining("\n"));
+        assertEquals(0, child.exitValue(), "the child died (134: a fatal signal):\n" + rest);
+        return rest;
+    }
+
+    @Test
+    void anInterpretedCompareAndSetPastATruncatedEndThrowsInsteadOfEndingTheJvm() throws Exception {
+        Process child = child(dir.resolve("mapped"), "cas");
+        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        String printed = finish(child, out);
+        assertTrue(printed.contains("threw java.lang.InternalError: a fault occurred in an unsafe memory access"),
+            printed);
+    }
+
+    @Test
+    void anInterpretedPipelineWhoseRegionWasTruncatedFailsNamingTheRule() throws Exception {
+        Path file = dir.resolve("region");
+        SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER).close();
+        Process child = child(file, "pipeline");
+        BufferedReader out = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8));
+        String line;
+        StringBuilder seen = new StringBuilder();
+        while ((line = out.readLine()) != null && !line.equals("ready")) {
+            seen.append(line).append('\n');
+        }
+        assertEquals("ready", line, "the child never made its pipeline:\n" + seen);
+        truncate(file, 4096);                              // the header stays; the pipeline's state is gone
+        try (OutputStream in = child.getOutputStream()) {
+            in.write('\n');
+        }
+        String printed = finish(child, out);
+        assertTrue(printed.contains("threw java.lang.IllegalStateException: Pipeline[")
+            && printed.contains("its file was truncated by another process while this process mapped it"), printed);
+    }
+
+    @Test
+    void aPipelineAGroupAndAJoinOfATruncatedRegionEachFailNamingTheRule() throws Exception {
+        Path file = dir.resolve("region");
+        SharedRegion region = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER);
+        Group group = region.join(1, 0);
+        Pipeline pipe = Pipeline.make(group, PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build());
+        truncate(file, 4096);
+        IllegalStateException lost = assertThrows(IllegalStateException.class, pipe::producerAcquire);
+        assertTrue(lost.getMessage().contains("its file was truncated by another process while this process mapped "
+            + "it") && lost.getCause() instanceof InternalError, lost.getMessage());
+        truncate(file, 0);
+        lost = assertThrows(IllegalStateException.class, group::sync);
+        assertTrue(lost.getMessage().startsWith("sync of rank 0 of region " + file), lost.getMessage());
+        lost = assertThrows(IllegalStateException.class, () -> region.join(2, 1));
+        assertTrue(lost.getMessage().contains("(the file is now 0 bytes, " + (4096 + (1 << 16)) + " bytes are "
+            + "mapped here)"), lost.getMessage());
+        lost = assertThrows(IllegalStateException.class, region::close);
+        assertTrue(lost.getMessage().startsWith("close of region " + file), lost.getMessage());
+        assertTrue(!region.data().scope().isAlive(), "a region that could not be left is unmapped all the same");
+    }
+}
