@@ -90,9 +90,11 @@ public final class RegionGroup implements Group {
         long now = RegionLayout.epoch(region);
         if (now != epoch) {
             int left = (int) RegionLayout.INT.getVolatile(region, RegionLayout.LEFT_RANK_AT);
+            String dead = RegionMembers.deadMembers(region, size);     // slots are freed only by a new group
             throw new IllegalStateException(what + ": the group that rank " + rank + " joined (epoch " + epoch
                 + ") has broken: " + (left > 0 && left <= size ? "rank " + (left - 1) + " left the group"
-                : "a member died or left") + " (the region is at epoch " + now + "); leave, and join anew");
+                : dead.isEmpty() ? "a member died or left" : "a member died (" + dead + ")")
+                + " (the region is at epoch " + now + "); leave, and join anew");
         }
     }
 

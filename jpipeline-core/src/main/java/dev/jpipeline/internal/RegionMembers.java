@@ -121,7 +121,7 @@ public final class RegionMembers {
     }
 
     /** The members of a group of {@code size} whose processes died, described; empty when none did. */
-    private static String deadMembers(MemorySegment region, int size) {
+    static String deadMembers(MemorySegment region, int size) {
         return members(region, size, false);
     }
 
