@@ -5,6 +5,7 @@ import dev.jpipeline.trace.TraceEvent;
 import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -151,15 +152,38 @@ final class StreamCommand implements Callable<Integer> {
             throw bad("cannot open " + file + " (" + OutputFile.reason(e) + ")");
         }
         try (FileChannel channel = opened) {
-            long size = Files.isRegularFile(file) ? channel.size() : 0;
+            long stated = Files.isRegularFile(file) ? channel.size() : 0;
+            long size = sizeHolds(channel, stated) ? stated : 0;
             if (processes && size == 0) {
                 throw bad("--processes needs a FILE whose size is known before it is read, but " + file + " is "
-                    + (Files.isRegularFile(file) ? "empty (or, like /proc files, sized only at its end)"
-                    : "not a regular file (a pipe or FIFO is read in order to its end, by one producer)"));
+                    + (!Files.isRegularFile(file)
+                    ? "not a regular file (a pipe or FIFO is read in order to its end, by one producer)"
+                    : stated > 0 ? "a file that holds fewer bytes than its size (" + stated + " bytes stated, "
+                    + "as /sys files state 4096; it is read in order to its real end, by one producer)"
+                    : "empty (or, like /proc files, sized only at its end)"));
             }
-            // a size of 0 may mean "unknown" (/proc): such files are read to their end, like pipes and FIFOs
+            // a size of 0 may mean "unknown" (/proc), and a stated size may be more than the file holds (/sys):
+            // such files are read to their end, like pipes and FIFOs
             return run(size > 0 ? new StreamSource.File(file.toString(), channel, size)
                 : new StreamSource.Sequential(file.toString(), channel));
+        }
+    }
+
+    /**
+     * Whether a file of {@code size} bytes by its own account holds them: its byte {@code size - 1} can be read
+     * (one positional read of one byte). A {@code /sys} attribute states 4096 bytes and holds a few: positional
+     * reads of its stated size fail at its first batch, where {@code cat} reads it; it is read to its real end
+     * instead. A read that fails leaves the size as stated (the run's read of that batch reports it). The same look
+     * as the library's {@code Prefetch} (docs/prefetch.md, "Files that hold fewer bytes than their size").
+     */
+    static boolean sizeHolds(FileChannel channel, long size) {
+        if (size <= 0) {
+            return false;
+        }
+        try {
+            return channel.read(ByteBuffer.allocate(1), size - 1) >= 0;
+        } catch (IOException e) {
+            return true;
         }
     }
 

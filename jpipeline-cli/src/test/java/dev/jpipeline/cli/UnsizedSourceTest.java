@@ -93,6 +93,33 @@ class UnsizedSourceTest {
         }
     }
 
+    /** A readable /sys attribute that states 4096 bytes and holds fewer (as cat reads it), or null. */
+    private static Path sysfsFile() throws IOException {
+        for (String name : new String[] {"/sys/kernel/mm/transparent_hugepage/enabled",
+                "/sys/devices/system/cpu/online", "/sys/class/net/lo/uevent"}) {
+            Path file = Path.of(name);
+            if (Files.isRegularFile(file) && Files.isReadable(file) && Files.size(file) > 0
+                && Files.readAllBytes(file).length < Files.size(file)) {
+                return file;
+            }
+        }
+        return null;
+    }
+
+    @Test
+    void aSysfsFileThatHoldsFewerBytesThanItsSizeIsReadToItsRealEnd() throws Exception {
+        Path sys = sysfsFile();
+        assumeTrue(sys != null, "no readable /sys attribute whose size (4096) exceeds its content here");
+        byte[] content = Files.readAllBytes(sys);
+        String[] r = Cli.run("stream", sys.toString(), "--op", "crc32c", "--chunk", "64k");
+        assertEquals("0", r[0], r[2]);          // before: chunk 0 failed, the file ending before its stated 4096 bytes
+        assertEquals(crc32c(content), StreamCommandTest.result(r[1]), r[1]);
+        assertTrue(r[1].contains("size unknown until read to its end"), r[1]);
+        r = Cli.run("stream", sys.toString(), "--processes");
+        assertEquals("2", r[0], r[2]);
+        assertTrue(r[2].contains("holds fewer bytes than its size"), r[2]);
+    }
+
     @Test
     void anEmptyFileIsAnEmptyStreamWithNoVerdict(@TempDir Path dir) throws Exception {
         Path empty = Files.createFile(dir.resolve("empty.bin"));

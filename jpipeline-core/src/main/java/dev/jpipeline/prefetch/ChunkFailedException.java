@@ -26,9 +26,22 @@ public final class ChunkFailedException extends RuntimeException {
      * @param cause    what failed
      */
     ChunkFailedException(long chunk, long position, String doing, String source, Throwable cause) {
-        super(doing + " chunk " + chunk + " (from byte " + position + ") of " + source + " failed: " + cause, cause);
+        super(doing + " chunk " + chunk + " (from byte " + position + ") of " + source + " failed: " + describe(cause),
+            cause);
         this.chunk = chunk;
         this.position = position;
+    }
+
+    /**
+     * {@code failure.toString()}, or its class name where that throws (a user's exception may be broken): a message
+     * built from a failure must not fail itself, or the failure it reports (and its chunk) would be lost to it.
+     */
+    static String describe(Throwable failure) {
+        try {
+            return String.valueOf(failure);
+        } catch (RuntimeException | Error broken) {
+            return failure.getClass().getName() + " (whose toString() threw " + broken.getClass().getName() + ")";
+        }
     }
 
     /**

@@ -35,8 +35,13 @@ import java.util.function.Function;
  *            batch); whole chunks are dealt round-robin (consumer k mod C computes chunk k), or each consumer
  *            computes its share of every chunk. Each result goes to OrderedResults before the release.
  * Stopping   a failure (a copy's, the source's, the mapper's, the combiner's) is kept, the lowest chunk winning,
- *            and sets `stop`: producers leave at their next batch and quit; consumers drain: they wait for and
- *            release every batch still committed (its copies land, as a wait needs them: copies can outlive their
+ *            and sets `stop`. A copy that throws on its producer (refused, or performed inline and faulting: a
+ *            mapped file truncated under it) is its chunk's failure, kept before the producer commits, never an
+ *            escape that would quit the pipeline with the stage acquired (its peers would report that quit). A
+ *            failure's message never calls a user's toString unguarded (ChunkFailedException.describe), so
+ *            that a broken exception cannot replace the failure and lose its chunk. Once stopped, producers
+ *            leave at their next batch and quit; consumers drain: they wait for and release every batch still
+ *            committed (its copies land, as a wait needs them: copies can outlive their
  *            producer's quit) until no producer is left. A peer's wait that then can never complete (no producer
  *            or consumer left) throws IllegalStateException, which a stopping thread ignores; any other throwable
  *            of a thread is kept and stops the run too (no thread fails the team early). The caller gets the
@@ -172,7 +177,8 @@ final class ParallelRun<R> {
             throw e;
         }
         if (other != null) {
-            throw new IllegalStateException("the parallel prefetch of " + source + " failed: " + other, other);
+            throw new IllegalStateException("the parallel prefetch of " + source + " failed: "
+                + ChunkFailedException.describe(other), other);
         }
         long expected = chunks * (shareAlignment == 0 ? 1 : consumers);
         if (results.folded() != expected) {
@@ -203,7 +209,11 @@ final class ParallelRun<R> {
                 if (to > from) {
                     try {
                         positional.copy(buffer.asSlice(from, to - from), position + from, to - from, pipe);
-                    } catch (RuntimeException e) {          // refused (a source segment freed): the chunk's failure
+                    } catch (RuntimeException | Error e) {
+                        // refused (a source segment freed), or failed inline on this thread (a mapped file truncated
+                        // under it faults: InternalError): the chunk's failure, kept before this producer commits.
+                        // Letting an Error escape would quit the pipeline with the stage acquired, and the peers would
+                        // report that quit, the real cause only suppressed in it.
                         fail(new ChunkFailedException(k, position, "reading", source, e));
                     }
                 }

@@ -112,8 +112,10 @@ public final class Prefetch {
     /**
      * Prefetches a file channel from its position to its size at {@link #open()}, with positional reads on the
      * copy engine; the channel's position is left as it was, and the channel is not closed. A channel with no bytes
-     * past its position by its size (a {@code /proc} file, whose size is known only at its end, a FIFO, a device)
-     * is read in order to its end instead, as a stream is, which moves its position.
+     * past its position by its size (a {@code /proc} file, whose size is known only at its end, a FIFO, a device),
+     * or that ends before the byte its size names last (a {@code /sys} attribute states 4096 bytes and holds a few;
+     * {@code open()} reads that one byte to see), is read in order to its real end instead, as a stream is, which
+     * moves its position.
      *
      * @param channel an open file channel, readable
      * @return a prefetch of it, with the default options
@@ -124,8 +126,10 @@ public final class Prefetch {
 
     /**
      * Prefetches a file, opened for reading by {@link #open()} and closed by {@link Chunks#close()}. A file whose
-     * size is 0 (a {@code /proc} file, whose size is known only at its end, a FIFO, a device, or an empty file) is
-     * read in order to its end, as a stream is; a directory is refused at {@code open()}.
+     * size is 0 (a {@code /proc} file, whose size is known only at its end, a FIFO, a device, or an empty file),
+     * or that ends before the byte its size names last (a {@code /sys} attribute states 4096 bytes and holds a few;
+     * {@code open()} reads that one byte to see), is read in order to its real end, as a stream is; a directory is
+     * refused at {@code open()}.
      *
      * @param file the file
      * @return a prefetch of it, with the default options
@@ -259,7 +263,8 @@ public final class Prefetch {
      * @throws IllegalArgumentException when a {@code FileChannel} with bytes to read was not opened for reading
      */
     public Chunks open() {
-        if (readAsStream() instanceof StreamSource(ReadableByteChannel channel, String name, Closeable owned)) {
+        Route route = route();
+        if (route.stream() instanceof StreamSource(ReadableByteChannel channel, String name, Closeable owned)) {
             StageBuffers stageBuffers = null;
             try {
                 stageBuffers = new StageBuffers(stages, chunk, buffers);
@@ -272,8 +277,7 @@ public final class Prefetch {
                 throw e;
             }
         }
-        checkEngine();
-        PieceSource pieces = openPieces();
+        PieceSource pieces = openPieces(route.opened());
         StageBuffers stageBuffers = null;
         try {
             stageBuffers = stageBuffersFor(pieces);
@@ -329,8 +333,18 @@ public final class Prefetch {
         }
     }
 
-    /** Opens a source other than a stream: its pieces, which {@link PieceSource#close} closes. */
-    private PieceSource openPieces() {
+    /**
+     * Opens a source other than a stream: its pieces, which {@link PieceSource#close} closes. A source with pieces
+     * copies on the copy engine: a closed one is refused, and {@code opened} (the file of a path, opened by
+     * {@link #route}) closed.
+     */
+    private PieceSource openPieces(FileChannel opened) {
+        try {
+            checkEngine();
+        } catch (RuntimeException e) {
+            closeOwned(opened, e);
+            throw e;
+        }
         try {
             return switch (source) {
                 case FileSource(FileChannel channel) -> {
@@ -338,7 +352,7 @@ public final class Prefetch {
                     yield new PieceSource.FilePieces(channel, from, Math.max(from, channel.size()), false);
                 }
                 case PathSource(Path path) -> {
-                    FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
+                    FileChannel channel = Objects.requireNonNull(opened, "a file given by path is opened by route()");
                     CopyWorkers.waitersMayRead(channel);    // ours: the iterating thread may read it (issue 25)
                     try {
                         yield new PieceSource.FilePieces(channel, path, 0, channel.size(), true);
@@ -358,44 +372,84 @@ public final class Prefetch {
     }
 
     /**
-     * The source as a stream when it must be read in order: a stream, or a file with no bytes past its position
-     * by its size (its size is known only at its end: {@code /proc}, a FIFO, a device; or it is empty), opened here
-     * when given by path; else null. A directory given by path is refused.
+     * How {@link #open()} reads the source: in order to its end ({@code stream}), or by pieces ({@code stream} null;
+     * {@code opened} is then the file of a path, opened by {@link #route}, else null).
+     */
+    private record Route(StreamSource stream, FileChannel opened) {
+    }
+
+    /**
+     * The source as a stream when it must be read in order: a stream, or a file whose size does not say how many
+     * bytes it holds, opened here when given by path. A file whose size is 0 (or no more than its position) is
+     * sized only at its end ({@code /proc}, a FIFO, a device; or it is empty); a file that ends before the byte
+     * its size names last holds fewer bytes than it states ({@code /sys} attributes state 4096 and hold a few):
+     * {@link #sizeHolds} reads that byte. A directory given by path is refused.
      *
      * @throws UncheckedIOException when the file cannot be opened or sized, or is a directory
      */
-    private StreamSource readAsStream() {
+    private Route route() {
         try {
             return switch (source) {
-                case StreamSource stream -> stream;
+                case StreamSource stream -> new Route(stream, null);
                 case FileSource(FileChannel channel) -> {
-                    if (channel.size() <= channel.position()) {
-                        yield new StreamSource(channel, source.name(), null);
-                    }
+                    long from = channel.position();
+                    long size = channel.size();
+                    boolean holds;
                     try {
-                        channel.read(ByteBuffer.allocate(0), channel.position());    // checks readability first
+                        holds = size > from && sizeHolds(channel, size);    // a read: checks readability first
                     } catch (NonReadableChannelException e) {
                         throw new IllegalArgumentException("a prefetched FileChannel must be open for reading: "
                             + channel + " was opened without READ", e);
                     }
-                    yield null;
+                    yield holds ? new Route(null, null) : new Route(new StreamSource(channel, source.name(), null),
+                        null);
                 }
                 case PathSource(Path path) -> {
                     BasicFileAttributes file = Files.readAttributes(path, BasicFileAttributes.class);
                     if (file.isDirectory()) {
                         throw new IOException(path + " is a directory");
                     }
-                    if (file.isRegularFile() && file.size() > 0) {
-                        yield null;
-                    }
                     FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
-                    yield new StreamSource(channel, source.name(), channel);
+                    try {
+                        if (file.isRegularFile() && sizeHolds(channel, channel.size())) {
+                            yield new Route(null, channel);
+                        }
+                    } catch (IOException | RuntimeException | Error e) {
+                        closeOwned(channel, e);
+                        throw e;
+                    }
+                    yield new Route(new StreamSource(channel, source.name(), channel), null);
                 }
-                case SegmentSource segment -> null;
-                case IterableSource iterable -> null;
+                case SegmentSource segment -> new Route(null, null);
+                case IterableSource iterable -> new Route(null, null);
             };
         } catch (IOException e) {
             throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
+        }
+    }
+
+    /**
+     * Whether a file of {@code size} bytes by its own account holds them: its byte {@code size - 1} can be read
+     * (one positional read of a byte, which leaves the channel's position as it was). A file that ends before it
+     * (a {@code /sys} attribute, which states 4096 bytes and holds a few; a file truncated since it was sized) is
+     * read in order to its real end instead, as a stream is, as {@code cat} reads it: positional reads of the size
+     * it states would fail at its first chunk. A file that shrinks after this look fails at the chunk it no longer
+     * holds.
+     *
+     * <p>Only the file's end says no: a read that fails or returns no byte leaves the size as stated, and the
+     * chunk that reads that byte fails (or succeeds) as it would have.
+     *
+     * @return false when {@code size} is 0 (sized only at its end) or the byte is past the file's end
+     * @throws NonReadableChannelException when the channel was not opened for reading
+     */
+    static boolean sizeHolds(FileChannel channel, long size) {
+        if (size <= 0) {
+            return false;
+        }
+        try {
+            return channel.read(ByteBuffer.allocate(1), size - 1) >= 0;
+        } catch (IOException e) {
+            return true;                // not this look's to report: the read of that chunk fails, at its chunk
         }
     }
 
@@ -432,11 +486,9 @@ public final class Prefetch {
     /** {@link ParallelPrefetch#reduce}: opens the source and the buffers, runs; the run frees both. */
     <R> R runParallel(int producers, int consumers, long shareAlignment, R identity,
                       Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
-        StreamSource asStream = readAsStream();
-        if (asStream == null) {
-            checkEngine();
-        }
-        PieceSource pieces = asStream == null ? openPieces() : null;
+        Route route = route();
+        StreamSource asStream = route.stream();
+        PieceSource pieces = asStream == null ? openPieces(route.opened()) : null;
         ReadableByteChannel stream = asStream == null ? null : asStream.channel();
         Closeable owned = asStream == null ? null : asStream.owned();
         StageBuffers stageBuffers;
