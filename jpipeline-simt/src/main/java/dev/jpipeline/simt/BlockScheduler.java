@@ -33,6 +33,10 @@ import java.util.concurrent.locks.LockSupport;
  * read and written under the lock). The holder field is volatile: a strand waiting for the turn reads it without
  * the lock, after the write that handed it the turn and before its unpark.
  *
+ * Interrupts: a CUDA thread's interrupt status neither ends nor shortens its wait for the turn, and is set again
+ * when the wait returns (awaitTurn: a park returns at once while the status is set, so a loop that kept it set would
+ * spin on its virtual thread's carrier).
+ *
  * Hang detection: the block, not each thread, is a participant of the launch's hang detector. It is stuck while
  * idle: then every started, unfinished thread is blocked, and the report lists each with what it waits in. Its
  * progress is the count of waits that ended and threads that started, kept by the turn's holder (one writer at a
