@@ -33,6 +33,10 @@ import java.util.concurrent.locks.LockSupport;
  * read and written under the lock). The holder field is volatile: a strand waiting for the turn reads it without
  * the lock, after the write that handed it the turn and before its unpark.
  *
+ * Interrupts: a CUDA thread's interrupt status neither ends nor shortens its wait for the turn, and is set again
+ * when the wait returns (awaitTurn: a park returns at once while the status is set, so a loop that kept it set would
+ * spin on its virtual thread's carrier).
+ *
  * Hang detection: the block, not each thread, is a participant of the launch's hang detector. It is stuck while
  * idle: then every started, unfinished thread is blocked, and the report lists each with what it waits in. Its
  * progress is the count of waits that ended and threads that started, kept by the turn's holder (one writer at a
@@ -114,7 +118,8 @@ final class BlockScheduler implements HangDetector.Participant {
 
     /**
      * Parks {@code kt}, the holder, in a wait: hands the turn on, then waits until the turn comes back to it (after
-     * a {@link #wake}, or the deadline, or at once when a wake came first).
+     * a {@link #wake}, or the deadline, or at once when a wake came first). Its interrupt status plays no part and
+     * is kept ({@link #awaitTurn}).
      */
     void park(KernelThread kt, Object blocker, long deadline) {
         KernelThread next;
@@ -133,19 +138,40 @@ final class BlockScheduler implements HangDetector.Participant {
         if (next != null) {
             launch.run(next);
         }
+        awaitTurn(kt, blocker, deadline);
+    }
+
+    /**
+     * {@code kt}, which has handed the turn on, waits until it holds the turn again (or, under checked execution,
+     * until the launch is aborted); at {@code deadline} it wakes itself ({@link #wake}) and goes on waiting for the
+     * turn.
+     *
+     * <p>Not interruptible, and blind to the interrupt status: {@code LockSupport.park} returns at once while the
+     * thread's interrupt status is set, so a loop that parked with it set would spin, and a spinning virtual thread
+     * never gives its carrier back: once the spinning threads of a launch hold every carrier, the thread holding the
+     * turn never runs again, and the launch (every later one too: the spinners never stop) hangs with no hang
+     * report (its block is never idle). So the status is cleared for the wait and set again when it returns: the
+     * kernel code sees it, as after any other jpipeline wait, and the turn is taken as if it were not set.
+     */
+    private void awaitTurn(KernelThread kt, Object blocker, long deadline) {
+        boolean interrupted = Thread.interrupted();
         boolean timed = deadline != Deadlines.NO_DEADLINE;
         while (holder != kt && !unwindAtOnce()) {
             if (!timed) {
                 LockSupport.park(blocker);
-                continue;
-            }
-            long left = deadline - System.nanoTime();
-            if (left <= 0) {
-                wake(kt);               // the deadline: it is ready to look at its clock, in its turn
-                timed = false;
             } else {
-                LockSupport.parkNanos(blocker, left);
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    wake(kt);               // the deadline: it is ready to look at its clock, in its turn
+                    timed = false;
+                } else {
+                    LockSupport.parkNanos(blocker, left);
+                }
             }
+            interrupted |= Thread.interrupted();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 
@@ -184,9 +210,7 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         if (next != kt) {
             launch.run(next);
-            while (holder != kt && !unwindAtOnce()) {
-                LockSupport.park(this);
-            }
+            awaitTurn(kt, this, Deadlines.NO_DEADLINE);
         }
         launch.monitor.checkAborted();
     }

@@ -55,6 +55,13 @@ public final class Kernel {
      * method still returns, by throwing, only once every started thread has finished, so a thread that neither
      * finishes nor waits in a jpipeline wait (a spin loop, a JDK lock) keeps it waiting.
      *
+     * <p>Interrupts: a kernel thread's Java interrupt status is its own and changes nothing in the runtime (a CUDA
+     * thread has no interrupts). Each thread starts with it clear; jpipeline's uninterruptible waits
+     * ({@code __syncthreads}, {@code __syncwarp}, tile and grid syncs, pipeline and barrier waits) and checked
+     * execution's scheduling points behave as if it were not set and return with it still set; the
+     * {@code *Interruptibly} waits throw {@link InterruptedException}; it ends with the thread, and no other thread
+     * of the launch sees it.
+     *
      * <p>Memory consistency effects: actions in the launching thread prior to calling {@code launch}
      * <i>happen-before</i> every action of every kernel thread (each runs on a thread started afterwards); every
      * action of {@code body} in every kernel thread happens-before the return

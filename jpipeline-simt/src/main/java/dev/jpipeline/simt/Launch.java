@@ -152,7 +152,13 @@ final class Launch {
         }
     }
 
-    /** Called by a strand with nothing to run: waits for an assignment; null once the launch is over. */
+    /**
+     * Called by a strand with nothing to run: waits for an assignment; null once the launch is over. An idle strand
+     * runs no CUDA thread, so an interrupt that reaches it (from a thread that kept a finished kernel thread's
+     * {@code Thread}) belongs to nobody: it is dropped, never left set, since {@code LockSupport.park} returns at once
+     * while it is set and the strand would spin on its carrier until the launch ended (which, with every carrier so
+     * held, it never does).
+     */
     KernelThread idle(Strand s) {
         synchronized (idle) {
             if (over) {
@@ -169,6 +175,7 @@ final class Launch {
                 return null;
             }
             LockSupport.park(this);
+            Thread.interrupted();
         }
     }
 

@@ -16,6 +16,10 @@ import java.util.concurrent.locks.LockSupport;
  * <p>As the park listener of its virtual thread it turns every jpipeline wait of its thread into a hand-over of the
  * block's turn ({@link BlockScheduler#park}) and every signal of such a wait into a {@link BlockScheduler#wake}. When
  * it has nothing to run it waits in the launch's pool of idle strands.
+ *
+ * <p>Interrupt status: the Java interrupt status of the strand's virtual thread is that of the CUDA thread it runs.
+ * It starts clear, the runtime's waits keep it (they neither end early nor spin on it: see
+ * {@link BlockScheduler#park}), and it ends with the CUDA thread ({@code runThread}, {@code Launch.idle}).
  */
 final class Strand implements ParkListener, Runnable {
 
@@ -75,11 +79,16 @@ final class Strand implements ParkListener, Runnable {
         }
     }
 
-    /** Runs one CUDA thread to its end; returns what this strand runs next, or null. */
+    /**
+     * Runs one CUDA thread to its end; returns what this strand runs next, or null. The thread starts with its
+     * interrupt status clear: a status that an earlier thread of this strand left set (the usual idiom after catching
+     * an {@code InterruptedException}), or that reached the strand while idle, is not this thread's.
+     */
     private KernelThread runThread(KernelThread kt) {
         kt.strand = this;
         current = kt;
         context.bind(kt);
+        Thread.interrupted();
         try {
             launch.body.run(context);
         } catch (KernelAbortedException aborted) {
@@ -90,7 +99,7 @@ final class Strand implements ParkListener, Runnable {
             kt.finish();
             current = null;
         }
-        return kt.scheduler.finished(kt);
+        return kt.scheduler.finished(kt);       // a status it left set: dropped by the next start, or Launch.idle
     }
 
     @Override
