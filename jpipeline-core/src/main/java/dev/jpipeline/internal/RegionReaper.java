@@ -14,7 +14,12 @@ import java.util.List;
  * as the rank itself would have left with quit. Its cursors are in its slot, written after each of its operations;
  * they lag by one when it died between an arrival and the cursor's update. Every member of a region ring is alone
  * in its group, so its words tell what it did: its barrier of the batch after its last recorded commit (release)
- * is past that round, or has its arrival, exactly when it committed (released) that batch too.
+ * is one phase past that batch's round, or at that round with its arrival counted, exactly when it committed
+ * (released) that batch too (arrived). A producer's word may also be a phase before the round: it was waiting to
+ * acquire the batch while the stage's batch of the round before still waited for its copies, and the arrival
+ * counted there is that earlier commit (taken for this one, the count came out one too high: the pending batch
+ * was never failed and the stage's drop, two phases ahead, threw). A consumer's word is never behind: it expects
+ * its member alone, so each release completes its phase.
  *
  *   producer side   c = committed batches (corrected as above)
  *                   acquired batch c, not committed: the stage fails (a record naming the rank and pid), and its
@@ -208,9 +213,18 @@ final class RegionReaper {
         return ring.consumed.dropAll(member, (int) (released % stages), released / stages, failure);
     }
 
-    /** Whether a lone member has arrived at phase {@code round} of its {@code word}: past it, or counted in it. */
-    private static boolean arrived(PhaseBarrier word, long round) {
-        return word.isComplete((int) round) || word.arrived() > 0;
+    /**
+     * Whether a lone member has arrived at phase {@code round} of its {@code word}: the word is one phase past it,
+     * or at it with the arrival counted. The word may also be a phase before {@code round}: a producer that waits
+     * to acquire batch {@code round} of the stage while the batch of the round before still waits for its copies.
+     * The arrival counted there is that earlier round's commit, not one of {@code round} (isComplete alone cannot
+     * tell: a phase before the round is "not at the round" too). One read of the word, so that the phase and the
+     * arrivals are of one moment.
+     */
+    static boolean arrived(PhaseBarrier word, long round) {
+        long s = word.snapshot();
+        int ahead = (PhaseBarrier.phaseOf(s) - (int) round) & PhaseBarrier.PHASE_MASK;
+        return ahead == 1 || ahead == 0 && PhaseBarrier.arrivedOf(s) > 0;
     }
 
     /** Fails phase {@code round} of a dead member's word and completes it without the arrivals it lacks. */

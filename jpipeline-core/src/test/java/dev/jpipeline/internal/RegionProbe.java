@@ -27,4 +27,26 @@ public final class RegionProbe {
     public static long word(int phase, int expected, int arrived) {
         return (long) phase << 41 | (long) expected << 20 | arrived;
     }
+
+    /**
+     * Rewinds rank {@code rank}'s cursors to what they held between its last commit's arrival and the cursors'
+     * update: the batch it committed last counted as acquired, not committed (a process that dies there).
+     */
+    public static void rewindLastCommit(MemorySegment area, int rank) {
+        RegionStages stages = new RegionStages(area, "probe");
+        long committed = stages.committed(rank);
+        stages.committed(rank, committed - 1);
+        stages.acquired(rank, committed - 1);
+    }
+
+    /** Rewinds rank {@code rank}'s release count to what it held between its last release's arrival and update. */
+    public static void rewindLastRelease(MemorySegment area, int rank) {
+        RegionStages stages = new RegionStages(area, "probe");
+        stages.released(rank, stages.released(rank) - 1);
+    }
+
+    /** Threads (of all processes) counted asleep in futex on the stage barrier whose cell is at {@code cellAt}. */
+    public static int sleepersOn(MemorySegment area, long cellAt) {
+        return ProcessWaiting.waiters(area, cellAt + 8);
+    }
 }
