@@ -213,8 +213,11 @@ public final class SharedRegion implements AutoCloseable {
     /**
      * Joins the region's group as rank {@code rank} of {@code groupSize}: records this process (pid and start
      * time) in the rank's slot. The first join fixes the group's size. A member's death, or its leaving while
-     * others live, breaks its group: the survivors' syncs fail naming it (a rank not joined yet is waited for), and once every member has died or left, the region takes a new group of any
-     * size (a region left behind by a crash can be reopened).
+     * others live, breaks its group: the survivors' syncs fail naming it (a rank not joined yet is waited for).
+     * A member that died before every rank of its group joined is named to each rank that comes after (its join
+     * fails), and to any joiner of another size. Once every rank has come (joined, or been told) and none lives,
+     * the region takes a new group of any size (a region left behind by a crash can be reopened). Every member
+     * must be in the same pid namespace: a pid of another names no process here.
      *
      * @param groupSize the group's size, 1 to {@link #MAX_MEMBERS}
      * @param rank      this member's rank, 0 to {@code groupSize - 1}
@@ -223,8 +226,10 @@ public final class SharedRegion implements AutoCloseable {
      *         {@link IllegalStateException} naming a member that died or left before arriving)
      * @throws IllegalArgumentException when the size or the rank is out of range, or the region's live group has
      *                                  another size (naming both and the live members)
-     * @throws IllegalStateException    when a live process holds the rank (naming its pid), or the rank's member
-     *                                  died while other members of its group live
+     * @throws IllegalStateException    when a live process holds the rank (naming its pid); when a member of the
+     *                                  group died while other members live, or before every rank joined (naming
+     *                                  its rank and pid, and the ranks not told yet); or when a member is in
+     *                                  another pid namespace (naming it and both namespaces)
      */
     public synchronized Group join(int groupSize, int rank) {
         if (groupSize < 1 || groupSize > RegionLayout.SLOTS || rank < 0 || rank >= groupSize) {
