@@ -78,7 +78,8 @@ public final class SharedRegion implements AutoCloseable {
      * @param sharing   who may open it
      * @return the mapped region; close it to unmap
      * @throws IllegalArgumentException when {@code dataBytes} is out of range, or the file exists
-     * @throws UncheckedIOException     when the file cannot be created or mapped
+     * @throws UncheckedIOException     when the file cannot be created or mapped; a permission denied names the
+     *                                  folder this user cannot enter or write, its owner and mode
      */
     public static SharedRegion create(Path file, long dataBytes, Sharing sharing) {
         Objects.requireNonNull(file, "file");
@@ -94,6 +95,8 @@ public final class SharedRegion implements AutoCloseable {
         } catch (FileAlreadyExistsException e) {
             throw new IllegalArgumentException("cannot create region " + file + ": the file exists (open it, or "
                 + "delete it first)", e);
+        } catch (AccessDeniedException e) {
+            throw new UncheckedIOException("cannot create region " + file + ": " + denied(file, true), e);
         } catch (IOException e) {
             deleteQuietly(file, e);
             throw new UncheckedIOException("cannot create region " + file + ": " + e.getMessage(), e);
@@ -118,7 +121,8 @@ public final class SharedRegion implements AutoCloseable {
      * @param file the region's file
      * @return the mapped region; close it to unmap
      * @throws IllegalArgumentException when the file does not exist, belongs to another user without group access,
-     *                                  cannot be read and written (naming its mode), or is not a region of this
+     *                                  cannot be read and written (naming its mode), lies below a folder this user
+     *                                  cannot enter (naming the folder, its owner and mode), or is not a region of this
      *                                  layout version (wrong magic, wrong version, wrong size, truncated)
      * @throws UncheckedIOException     when the file cannot be mapped
      */
@@ -133,8 +137,7 @@ public final class SharedRegion implements AutoCloseable {
             return new SharedRegion(file, arena, region);
         } catch (AccessDeniedException e) {
             arena.close();
-            throw new IllegalArgumentException("cannot open region " + file + ": permission denied (" + mode(file)
-                + ")", e);
+            throw new IllegalArgumentException("cannot open region " + file + ": " + denied(file, false), e);
         } catch (IOException e) {
             arena.close();
             throw new UncheckedIOException("cannot map region " + file + ": " + e.getMessage(), e);
@@ -184,6 +187,8 @@ public final class SharedRegion implements AutoCloseable {
             attributes = Files.readAttributes(file, PosixFileAttributes.class);
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("cannot open region " + file + ": no such file", e);
+        } catch (AccessDeniedException e) {
+            throw new IllegalArgumentException("cannot open region " + file + ": " + denied(file, false), e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open region " + file + ": " + e.getMessage(), e);
         }
@@ -199,6 +204,29 @@ public final class SharedRegion implements AutoCloseable {
                 + attributes.owner().getName() + " with mode " + PosixFilePermissions.toString(perms) + ", so only "
                 + "its owner may join (create it with Sharing.GROUP to share it with a group)");
         }
+    }
+
+    /**
+     * Why the system denied this user {@code file}: the first folder above it that this user cannot enter (search,
+     * the x bit), or, to create it, its folder when this user cannot write there; each named with its owner and mode.
+     */
+    private static String denied(Path file, boolean creating) {
+        String me = System.getProperty("user.name");
+        Path absolute = file.toAbsolutePath();
+        Path folder = absolute.getParent();
+        for (int i = 1; folder != null && i <= folder.getNameCount(); i++) {
+            Path d = folder.getRoot().resolve(folder.subpath(0, i));
+            if (!Files.isExecutable(d)) {
+                return "permission denied: user " + me + " cannot enter the folder " + d + " (" + mode(d) + "): "
+                    + "a region's folder, and every folder above it, must be searchable (x) by the user of each "
+                    + "process that creates or opens it";
+            }
+        }
+        if (creating && folder != null && !Files.isWritable(folder)) {
+            return "permission denied: user " + me + " cannot create files in the folder " + folder + " ("
+                + mode(folder) + "): a region's creator must be able to write its folder";
+        }
+        return "permission denied to user " + me + " (" + mode(file) + ")";
     }
 
     private static String mode(Path file) {

@@ -133,6 +133,46 @@ class SharedRegionTest {
         SharedRegion.open(file).close();         // group access: the rules let it in (the OS decides the rest)
     }
 
+    /**
+     * Issue 26: a region below a folder this user cannot enter gave "UncheckedIOException: cannot open region X: X".
+     * Now the message names the rule, the folder, its owner and mode. As root (who enters any folder) the open runs
+     * in a child JVM as user nobody (setpriv); otherwise here, under a folder of mode 000.
+     */
+    @Test
+    void aRegionBelowAFolderThisUserCannotEnterIsRefusedNamingTheFolder() throws Exception {
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path locked = Files.createDirectory(dir.resolve("locked"));
+        Path file = locked.resolve("r");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.GROUP).close();
+        String message;
+        if (System.getProperty("user.name").equals("root")) {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+            List<String> command = concat(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
+                dev.jpipeline.internal.ChildJvm.command(RegionChild.class, file.toString(), "2", "0"));
+            Process child;
+            try {
+                child = new ProcessBuilder(command).redirectErrorStream(true).start();
+            } catch (IOException e) {
+                org.junit.jupiter.api.Assumptions.abort("no setpriv here: " + e.getMessage());
+                return;
+            }
+            message = new String(child.getInputStream().readAllBytes());
+            assertTrue(child.waitFor(20, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assumptions.assumeFalse(message.contains("setpriv:"), message);
+            assertTrue(message.contains("IllegalArgumentException"), message);
+        } else {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
+            try {
+                message = refusal(file);
+            } finally {
+                Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+            }
+        }
+        assertTrue(message.contains("cannot open region " + file + ": permission denied: user ")
+            && message.contains("cannot enter the folder " + locked + " (owner ")
+            && message.contains("must be searchable (x)"), message);
+    }
+
     @Test
     void joiningChecksRanksAndTheGroupSize() {
         Path file = dir.resolve("join");
