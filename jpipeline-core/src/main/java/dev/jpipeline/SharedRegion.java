@@ -79,7 +79,8 @@ public final class SharedRegion implements AutoCloseable {
      * @param sharing   who may open it
      * @return the mapped region; close it to unmap
      * @throws IllegalArgumentException when {@code dataBytes} is out of range, or the file exists
-     * @throws UncheckedIOException     when the file cannot be created or mapped
+     * @throws UncheckedIOException     when the file cannot be created or mapped; a permission denied names the
+     *                                  folder this user cannot enter or write, its owner and mode
      */
     public static SharedRegion create(Path file, long dataBytes, Sharing sharing) {
         Objects.requireNonNull(file, "file");
@@ -95,6 +96,8 @@ public final class SharedRegion implements AutoCloseable {
         } catch (FileAlreadyExistsException e) {
             throw new IllegalArgumentException("cannot create region " + file + ": the file exists (open it, or "
                 + "delete it first)", e);
+        } catch (AccessDeniedException e) {
+            throw new UncheckedIOException("cannot create region " + file + ": " + denied(file, true), e);
         } catch (IOException e) {
             deleteQuietly(file, e);
             throw new UncheckedIOException("cannot create region " + file + ": " + e.getMessage(), e);
@@ -119,7 +122,8 @@ public final class SharedRegion implements AutoCloseable {
      * @param file the region's file
      * @return the mapped region; close it to unmap
      * @throws IllegalArgumentException when the file does not exist, belongs to another user without group access,
-     *                                  cannot be read and written (naming its mode), or is not a region of this
+     *                                  cannot be read and written (naming its mode), lies below a folder this user
+     *                                  cannot enter (naming the folder, its owner and mode), or is not a region of this
      *                                  layout version (wrong magic, wrong version, wrong size, truncated)
      * @throws UncheckedIOException     when the file cannot be mapped
      */
@@ -134,8 +138,7 @@ public final class SharedRegion implements AutoCloseable {
             return new SharedRegion(file, arena, region);
         } catch (AccessDeniedException e) {
             arena.close();
-            throw new IllegalArgumentException("cannot open region " + file + ": permission denied (" + mode(file)
-                + ")", e);
+            throw new IllegalArgumentException("cannot open region " + file + ": " + denied(file, false), e);
         } catch (IOException e) {
             arena.close();
             throw new UncheckedIOException("cannot map region " + file + ": " + e.getMessage(), e);
@@ -185,6 +188,8 @@ public final class SharedRegion implements AutoCloseable {
             attributes = Files.readAttributes(file, PosixFileAttributes.class);
         } catch (NoSuchFileException e) {
             throw new IllegalArgumentException("cannot open region " + file + ": no such file", e);
+        } catch (AccessDeniedException e) {
+            throw new IllegalArgumentException("cannot open region " + file + ": " + denied(file, false), e);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open region " + file + ": " + e.getMessage(), e);
         }
@@ -202,6 +207,29 @@ public final class SharedRegion implements AutoCloseable {
         }
     }
 
+    /**
+     * Why the system denied this user {@code file}: the first folder above it that this user cannot enter (search,
+     * the x bit), or, to create it, its folder when this user cannot write there; each named with its owner and mode.
+     */
+    private static String denied(Path file, boolean creating) {
+        String me = System.getProperty("user.name");
+        Path absolute = file.toAbsolutePath();
+        Path folder = absolute.getParent();
+        for (int i = 1; folder != null && i <= folder.getNameCount(); i++) {
+            Path d = folder.getRoot().resolve(folder.subpath(0, i));
+            if (!Files.isExecutable(d)) {
+                return "permission denied: user " + me + " cannot enter the folder " + d + " (" + mode(d) + "): "
+                    + "a region's folder, and every folder above it, must be searchable (x) by the user of each "
+                    + "process that creates or opens it";
+            }
+        }
+        if (creating && folder != null && !Files.isWritable(folder)) {
+            return "permission denied: user " + me + " cannot create files in the folder " + folder + " ("
+                + mode(folder) + "): a region's creator must be able to write its folder";
+        }
+        return "permission denied to user " + me + " (" + mode(file) + ")";
+    }
+
     private static String mode(Path file) {
         try {
             PosixFileAttributes a = Files.readAttributes(file, PosixFileAttributes.class);
@@ -214,8 +242,11 @@ public final class SharedRegion implements AutoCloseable {
     /**
      * Joins the region's group as rank {@code rank} of {@code groupSize}: records this process (pid and start
      * time) in the rank's slot. The first join fixes the group's size. A member's death, or its leaving while
-     * others live, breaks its group: the survivors' syncs fail naming it (a rank not joined yet is waited for), and once every member has died or left, the region takes a new group of any
-     * size (a region left behind by a crash can be reopened).
+     * others live, breaks its group: the survivors' syncs fail naming it (a rank not joined yet is waited for).
+     * A member that died before every rank of its group joined is named to each rank that comes after (its join
+     * fails), and to any joiner of another size. Once every rank has come (joined, or been told) and none lives,
+     * the region takes a new group of any size (a region left behind by a crash can be reopened). Every member
+     * must be in the same pid namespace: a pid of another names no process here.
      *
      * @param groupSize the group's size, 1 to {@link #MAX_MEMBERS}
      * @param rank      this member's rank, 0 to {@code groupSize - 1}
@@ -224,9 +255,11 @@ public final class SharedRegion implements AutoCloseable {
      *         {@link IllegalStateException} naming a member that died or left before arriving)
      * @throws IllegalArgumentException when the size or the rank is out of range, or the region's live group has
      *                                  another size (naming both and the live members)
-     * @throws IllegalStateException    when a live process holds the rank (naming its pid), or the rank's member
-     *                                  died while other members of its group live, or the region's file was
-     *                                  truncated by another process while mapped here (then the region is lost)
+     * @throws IllegalStateException    when a live process holds the rank (naming its pid); when a member of the
+     *                                  group died while other members live, or before every rank joined (naming
+     *                                  its rank and pid, and the ranks not told yet); when a member is in
+     *                                  another pid namespace (naming it and both namespaces); or when the region's
+     *                                  file was truncated by another process while mapped here (the region is lost)
      */
     public synchronized Group join(int groupSize, int rank) {
         if (groupSize < 1 || groupSize > RegionLayout.SLOTS || rank < 0 || rank >= groupSize) {

@@ -126,6 +126,31 @@ class RegionHostileTest {
         });
     }
 
+    /**
+     * Issue 26, finding 2: a producer that joined and died before its consumer started was taken for a crashed
+     * group's stale member. The consumer formed a new group over it and waited in Pipeline.make for good. Now the
+     * consumer's join fails naming the dead producer's pid, and a new pair runs once every rank has been told.
+     */
+    @Test
+    void aProducerThatDiedBeforeItsConsumerJoinedIsNamedNotWaitedFor() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096), SharedRegion.Sharing.OWNER).close();
+            Process producer = pipelineChild(file, 2, 0, 2, 50);
+            assertEquals("joined", out(producer).readLine());       // then it waits in make for its consumer
+            producer.destroyForcibly();
+            assertTrue(producer.waitFor(10, TimeUnit.SECONDS));
+            try (SharedRegion region = SharedRegion.open(file)) {
+                IllegalStateException told = assertThrows(IllegalStateException.class, () -> region.join(2, 1));
+                assertTrue(told.getMessage().contains("lost rank 0: pid " + producer.pid())
+                    && told.getMessage().contains("before every member joined"), told.getMessage());
+            }
+            try (SharedRegion region = SharedRegion.open(file)) {    // both ranks came: the region serves anew
+                assertEquals(ran(2, 50), runHere(region, 2, 50));
+            }
+        });
+    }
+
     /** Finding 3: handles whose threads ended without quit (and never waited) blocked the next make. */
     @Test
     void localThreadsThatEndedWithoutQuitDoNotBlockTheNextMake() {

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -132,6 +133,46 @@ class SharedRegionTest {
         SharedRegion.open(file).close();         // group access: the rules let it in (the OS decides the rest)
     }
 
+    /**
+     * Issue 26: a region below a folder this user cannot enter gave "UncheckedIOException: cannot open region X: X".
+     * Now the message names the rule, the folder, its owner and mode. As root (who enters any folder) the open runs
+     * in a child JVM as user nobody (setpriv); otherwise here, under a folder of mode 000.
+     */
+    @Test
+    void aRegionBelowAFolderThisUserCannotEnterIsRefusedNamingTheFolder() throws Exception {
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path locked = Files.createDirectory(dir.resolve("locked"));
+        Path file = locked.resolve("r");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.GROUP).close();
+        String message;
+        if (System.getProperty("user.name").equals("root")) {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+            List<String> command = concat(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
+                dev.jpipeline.internal.ChildJvm.command(RegionChild.class, file.toString(), "2", "0"));
+            Process child;
+            try {
+                child = new ProcessBuilder(command).redirectErrorStream(true).start();
+            } catch (IOException e) {
+                org.junit.jupiter.api.Assumptions.abort("no setpriv here: " + e.getMessage());
+                return;
+            }
+            message = new String(child.getInputStream().readAllBytes());
+            assertTrue(child.waitFor(20, TimeUnit.SECONDS));
+            org.junit.jupiter.api.Assumptions.assumeFalse(message.contains("setpriv:"), message);
+            assertTrue(message.contains("IllegalArgumentException"), message);
+        } else {
+            Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("---------"));
+            try {
+                message = refusal(file);
+            } finally {
+                Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
+            }
+        }
+        assertTrue(message.contains("cannot open region " + file + ": permission denied: user ")
+            && message.contains("cannot enter the folder " + locked + " (owner ")
+            && message.contains("must be searchable (x)"), message);
+    }
+
     @Test
     void joiningChecksRanksAndTheGroupSize() {
         Path file = dir.resolve("join");
@@ -164,6 +205,7 @@ class SharedRegionTest {
             try (SharedRegion region = SharedRegion.open(file)) {
                 IllegalStateException taken = assertThrows(IllegalStateException.class, () -> region.join(2, 1));
                 assertTrue(taken.getMessage().contains("is taken by live pid " + child.pid()), taken.getMessage());
+                region.join(2, 0);              // the group fills
                 child.destroyForcibly();         // SIGKILL: it leaves its rank behind
                 assertTrue(child.waitFor(10, TimeUnit.SECONDS));
                 assertTrue(region.members().contains("rank 1: pid " + child.pid()) && region.members().contains("dead"),
@@ -178,6 +220,106 @@ class SharedRegionTest {
         } finally {
             child.destroyForcibly();
         }
+    }
+
+    /**
+     * Issue 26, finding 2: a member that joined and died before its peers joined was taken for a crashed group's
+     * stale member: the first late peer formed a new group over it, and the peers then waited for it in sync (and
+     * in Pipeline.make) for good. Now every rank of its group is told, naming it, and so is a joiner of another
+     * size (an unrelated group); once every rank has been told, the region takes a new group.
+     */
+    @Test
+    void aMemberThatDiedBeforeItsPeersJoinedIsNamedToEachOfThem() throws Exception {
+        Path file = dir.resolve("late");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        Process child = RegionChild.start(file, 3, 0);
+        try {
+            assertEquals("joined", new BufferedReader(new InputStreamReader(child.getInputStream())).readLine());
+            child.destroyForcibly();
+            assertTrue(child.waitFor(10, TimeUnit.SECONDS));
+            try (SharedRegion a = SharedRegion.open(file); SharedRegion b = SharedRegion.open(file);
+                 SharedRegion other = SharedRegion.open(file)) {
+                IllegalStateException unrelated = assertThrows(IllegalStateException.class, () -> other.join(2, 0));
+                assertTrue(unrelated.getMessage().contains("lost rank 0: pid " + child.pid())
+                    && unrelated.getMessage().contains("a joiner of a group of 2")
+                    && unrelated.getMessage().contains("ranks not told yet: 1, 2"), unrelated.getMessage());
+                IllegalStateException first = assertThrows(IllegalStateException.class, () -> a.join(3, 1));
+                assertTrue(first.getMessage().contains("its group of 3 lost rank 0: pid " + child.pid())
+                    && first.getMessage().contains("before every member joined")
+                    && first.getMessage().contains("ranks not told yet: 2"), first.getMessage());
+                IllegalStateException again = assertThrows(IllegalStateException.class, () -> a.join(3, 1));
+                assertTrue(again.getMessage().contains("pid " + child.pid()), again.getMessage());
+                IllegalStateException last = assertThrows(IllegalStateException.class, () -> b.join(3, 2));
+                assertTrue(last.getMessage().contains("pid " + child.pid())
+                    && last.getMessage().contains("every rank has now been told"), last.getMessage());
+                Group[] group = {a.join(3, 0), a.join(3, 1), b.join(3, 2)};    // a new group
+                assertTrue(a.members().contains("rank 0: pid " + ProcessHandle.current().pid()), a.members());
+                java.util.concurrent.CompletableFuture<?>[] synced = new java.util.concurrent.CompletableFuture<?>[3];
+                for (int r = 0; r < 3; r++) {
+                    synced[r] = java.util.concurrent.CompletableFuture.runAsync(group[r]::sync,
+                        task -> Thread.ofPlatform().start(task));
+                }
+                java.util.concurrent.CompletableFuture.allOf(synced).get(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    /** A member that left (close) before its peers joined left on purpose: it may come back, and is waited for. */
+    @Test
+    void aMemberThatLeftBeforeItsPeersJoinedMayComeBack() {
+        Path file = dir.resolve("back");
+        try (SharedRegion a = SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER);
+             SharedRegion b = SharedRegion.open(file)) {
+            try (SharedRegion early = SharedRegion.open(file)) {
+                early.join(2, 0);
+            }
+            b.join(2, 1);
+            a.join(2, 0);
+            assertTrue(a.members().contains("rank 0: pid " + ProcessHandle.current().pid()), a.members());
+        }
+    }
+
+    /**
+     * Issue 26, finding 2: a member in another pid namespace (here a child JVM under unshare --pid) was taken for
+     * dead, since its pid names no process here, and a new group formed over it. Now the join is refused, naming
+     * both namespaces.
+     */
+    @Test
+    void aMemberInAnotherPidNamespaceIsRefusedAtTheJoin() throws Exception {
+        List<String> unshare = List.of("unshare", "--user", "--map-root-user", "--pid", "--fork", "--kill-child");
+        Process probe;
+        try {
+            probe = new ProcessBuilder(concat(unshare, List.of("true"))).redirectErrorStream(true).start();
+        } catch (IOException e) {
+            org.junit.jupiter.api.Assumptions.abort("no unshare here: " + e.getMessage());
+            return;
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(probe.waitFor(10, TimeUnit.SECONDS) && probe.exitValue() == 0,
+            "unshare cannot make a pid namespace here: " + new String(probe.getInputStream().readAllBytes()));
+        Path file = dir.resolve("ns");
+        SharedRegion.create(file, 0, SharedRegion.Sharing.OWNER).close();
+        Process child = new ProcessBuilder(concat(unshare, dev.jpipeline.internal.ChildJvm.command(RegionChild.class,
+            file.toString(), "2", "1"))).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        try {
+            assertEquals("joined", new BufferedReader(new InputStreamReader(child.getInputStream())).readLine());
+            try (SharedRegion region = SharedRegion.open(file)) {
+                IllegalStateException refused = assertThrows(IllegalStateException.class, () -> region.join(2, 0));
+                assertTrue(refused.getMessage().contains("members in another pid namespace")
+                    && refused.getMessage().contains("rank 1: pid ") && refused.getMessage().contains(" in pid:["),
+                    refused.getMessage());
+                assertTrue(region.members().contains("in another pid namespace"), region.members());
+            }
+        } finally {
+            child.destroyForcibly();
+        }
+    }
+
+    private static List<String> concat(List<String> a, List<String> b) {
+        List<String> all = new java.util.ArrayList<>(a);
+        all.addAll(b);
+        return all;
     }
 
     @Test

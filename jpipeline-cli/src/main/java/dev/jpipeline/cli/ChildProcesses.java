@@ -23,8 +23,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * children themselves and what they report ({@link ChildReport}).
  * <ul>
  *   <li>The region is a new file under {@code /dev/shm} when that has room, else under {@code java.io.tmpdir},
- *       readable by this user only; {@link #close} deletes it, and so does a shutdown hook if this JVM is stopped
- *       meanwhile.</li>
+ *       readable by this user only. Its name is unlinked as soon as every member has mapped it: when a child first
+ *       reports {@link ChildReport#MADE}, since the make is collective over every rank of both children, each of
+ *       which maps the region before it proposes. The mappings keep the memory until the last child ends, and
+ *       nothing opens the file by name after that, so a SIGKILL of the whole process group from then on leaves
+ *       nothing in /dev/shm. Before it (the children's start-up), {@link #close} deletes it, and so does a
+ *       shutdown hook if this JVM is stopped meanwhile, or a child whose parent is gone; a SIGKILL of every
+ *       process in that window still leaves it.</li>
  *   <li>Each child runs this JVM's {@code java} on its class path (or module path), with native access (the
  *       futex waits across processes); its standard output is its report, its standard error is kept for the
  *       message when it fails.</li>
@@ -242,11 +247,16 @@ final class ChildProcesses implements AutoCloseable {
     private Map<ProcessSide, ChildReport> await() throws Failure {
         long start = System.nanoTime();
         long graceUntil = Long.MAX_VALUE;
+        boolean unlinked = false;
         try {
             for (List<Child> running = running(); !running.isEmpty(); running = running()) {
                 running.getFirst().process().waitFor(10, TimeUnit.MILLISECONDS);
                 noteEnded();
                 long now = System.nanoTime();
+                if (!unlinked && all().stream().anyMatch(c -> c.report().text(ChildReport.MADE) != null)) {
+                    unlinked = true;                // every rank of both children has mapped it: see the class comment
+                    deleteRegion();
+                }
                 if (graceUntil == Long.MAX_VALUE && failed()) {
                     graceUntil = now + GRACE.toNanos();
                 }
@@ -353,6 +363,10 @@ final class ChildProcesses implements AutoCloseable {
         for (Child child : all()) {
             child.process().destroyForcibly();
         }
+        deleteRegion();
+    }
+
+    private void deleteRegion() {
         try {
             Files.deleteIfExists(region);
         } catch (IOException e) {

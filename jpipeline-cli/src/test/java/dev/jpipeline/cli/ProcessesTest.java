@@ -184,6 +184,51 @@ class ProcessesTest {
         assertEquals(List.of(), leftRegions());
     }
 
+    /**
+     * Issue 26: a SIGKILL of the whole process group of a run left its region file in /dev/shm for good, because
+     * the file was deleted only at the run's end. Now its name is unlinked as soon as both children have mapped it
+     * (a child reported its pipeline made): the test sees the file gone while the producers' JVM still runs, the
+     * moment from which a SIGKILL of every process leaves nothing behind.
+     */
+    @Test
+    @Timeout(60)
+    void theRegionFileIsUnlinkedWhileTheChildrenStillRun() throws Exception {
+        AtomicBoolean done = new AtomicBoolean();
+        java.util.concurrent.CompletableFuture<String[]> run = java.util.concurrent.CompletableFuture.supplyAsync(
+            () -> Cli.run("stream", "--synthetic", "512m", "--chunk", "1m", "--processes"),
+            task -> Thread.ofPlatform().start(task));
+        boolean seen = false;
+        while (!run.isDone() && !seen) {
+            for (ProcessHandle child : ProcessHandle.current().children().filter(ProcessesTest::isProducersJvm)
+                .toList()) {
+                Path region = regionOf(child);
+                seen |= region != null && !Files.exists(region) && child.isAlive() && isProducersJvm(child);
+            }
+            LockSupport.parkNanos(2_000_000);
+        }
+        done.set(true);
+        String[] r = run.get(50, java.util.concurrent.TimeUnit.SECONDS);
+        assertEquals("0", r[0], r[1] + r[2]);
+        assertTrue(seen, "the region file existed as long as the producers' JVM ran");
+        assertEquals(List.of(), leftRegions());
+    }
+
+    /** The region a child JVM of a --processes run was given ({@code --region PATH}), or null. */
+    private static Path regionOf(ProcessHandle child) {
+        try {
+            String[] words = Files.readString(Path.of("/proc", Long.toString(child.pid()), "cmdline"),
+                StandardCharsets.ISO_8859_1).split("\0");
+            for (int i = 0; i + 1 < words.length; i++) {
+                if (words[i].equals("--region")) {
+                    return Path.of(words[i + 1]);
+                }
+            }
+        } catch (IOException | RuntimeException gone) {
+            // ended meanwhile
+        }
+        return null;
+    }
+
     @Test
     void aChildsReportReadsBackAndAStrangeLineIsNamed() {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();

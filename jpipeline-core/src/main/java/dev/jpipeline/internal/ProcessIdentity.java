@@ -17,6 +17,26 @@ public record ProcessIdentity(long pid, long startMillis) {
     /** This process. */
     public static final ProcessIdentity CURRENT = of(ProcessHandle.current());
 
+    /**
+     * This process's pid namespace: the inode of {@code /proc/self/ns/pid} (the N of its link {@code pid:[N]}), or
+     * 0 where the system does not tell it. A pid means a process only within its namespace: a region records each
+     * member's, and refuses a joiner whose namespace differs from a member's (RegionMembers), because it could
+     * not tell whether that member lives.
+     */
+    public static final long PID_NAMESPACE = pidNamespace();
+
+    private static long pidNamespace() {
+        try {
+            String link = java.nio.file.Files.readSymbolicLink(java.nio.file.Path.of("/proc/self/ns/pid")).toString();
+            if (link.startsWith("pid:[") && link.endsWith("]")) {
+                return Long.parseLong(link, 5, link.length() - 1, 10);
+            }
+        } catch (java.io.IOException | UnsupportedOperationException | SecurityException | NumberFormatException e) {
+            // not Linux, or /proc is not mounted: unknown
+        }
+        return 0;
+    }
+
     /** The identity of {@code process}. */
     static ProcessIdentity of(ProcessHandle process) {
         return new ProcessIdentity(process.pid(), startOf(process).orElse(0L));

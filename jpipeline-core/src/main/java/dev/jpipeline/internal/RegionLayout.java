@@ -22,8 +22,13 @@ import java.nio.charset.StandardCharsets;
  *  40  sync arrivals   int: members arrived at the group's current sync (RegionGroup)
  *  44  left rank       int: 1 + the rank whose leave broke the group last (0: none), for the survivors' message
  *  48  sync generation a ProcessWaiting wait word (8 bytes): the group's completed syncs
- *  56..63 reserved
- *  64  member slot i at 64 + 64 i: pid long @0 (0: free; claimed with a CAS), start millis long @8
+ *  56  formed at       long: the epoch at which the current group formed (RegionMembers.newGroup); 0 at first
+ *  64  member slot i at 64 + 64 i: pid long @0 (0: free; claimed with a CAS), start millis long @8, came long @16
+ *                      (1 + the epoch at which rank i last came to the group: joined it, or was told that it had
+ *                      lost a member; a value above "formed at" means it came to the current group), pid namespace
+ *                      long @24 (the inode of the member's /proc/self/ns/pid, 0 unknown), then reserved
+ * Files written before "formed at", "came" and the namespace existed hold 0 there, which reads as: formed at epoch
+ * 0, no rank came but those whose slots are held, namespaces unknown (not compared).
  * Cross-process atomics: aligned long and int CASes on the mapped file (VarHandles over the segment), which are
  * atomic between processes on the architectures Java runs on (x86-64, AArch64).
  * </pre>
@@ -45,6 +50,9 @@ public final class RegionLayout {
     static final long SYNC_ARRIVED_AT = 40;
     static final long LEFT_RANK_AT = 44;
     static final long SYNC_GENERATION_AT = 48;
+    static final long FORMED_AT = 56;
+    static final long CAME_IN_SLOT = 16;
+    static final long NAMESPACE_IN_SLOT = 24;
     static final long MEMBERS_AT = 64;
     static final int SLOT_BYTES = 64;
     /** Member slots: as many as fit in the header. */
@@ -130,10 +138,40 @@ public final class RegionLayout {
         return new ProcessIdentity(pid, (long) LONG.getVolatile(region, slotAt(rank) + 8));
     }
 
+    /** The pid namespace (inode, 0 unknown) recorded with the member in slot {@code rank}; read after its pid. */
+    static long namespace(MemorySegment region, int rank) {
+        return (long) LONG.getVolatile(region, slotAt(rank) + NAMESPACE_IN_SLOT);
+    }
+
+    /** Whether rank {@code rank} came to the group that formed at epoch {@code formed}: its slot is held, or marked. */
+    static boolean came(MemorySegment region, int rank, long formed) {
+        return (long) LONG.getVolatile(region, slotAt(rank)) != 0
+            || (long) LONG.getVolatile(region, slotAt(rank) + CAME_IN_SLOT) > formed;
+    }
+
+    /** Records that rank {@code rank} came to the group in epoch {@code epoch}. */
+    static void markCame(MemorySegment region, int rank, long epoch) {
+        LONG.setVolatile(region, slotAt(rank) + CAME_IN_SLOT, epoch + 1);
+    }
+
+    /** Forgets that rank {@code rank} came (it left a group that had not filled, with nobody else in it). */
+    static void unmarkCame(MemorySegment region, int rank) {
+        LONG.setVolatile(region, slotAt(rank) + CAME_IN_SLOT, 0L);
+    }
+
+    /** The epoch at which the current group formed. */
+    static long formed(MemorySegment region) {
+        return (long) LONG.getVolatile(region, FORMED_AT);
+    }
+
+    static void setFormed(MemorySegment region, long epoch) {
+        LONG.setVolatile(region, FORMED_AT, epoch);
+    }
+
     /**
-     * Claims slot {@code rank} for {@code me} if it holds {@code expected} (null: free). The start time is written
-     * first, then the pid with a CAS, and a reader reads the pid first: a reader that sees the new pid sees its
-     * start time too (volatile order). A stale member's start time is overwritten before the CAS that replaces its
+     * Claims slot {@code rank} for {@code me} if it holds {@code expected} (null: free). The start time and the
+     * pid namespace are written first, then the pid with a CAS, and a reader reads the pid first: a reader that
+     * sees the new pid sees its start time and namespace too (volatile order). A stale member's start time is overwritten before the CAS that replaces its
      * pid; a reader between the two may see the old pid with the new start time, which names no live process: it
      * takes the member for dead, which it is.
      */
@@ -144,6 +182,7 @@ public final class RegionLayout {
             return false;
         }
         LONG.setVolatile(region, at + 8, me.startMillis());
+        LONG.setVolatile(region, at + NAMESPACE_IN_SLOT, me.pid() == 0 ? 0L : ProcessIdentity.PID_NAMESPACE);
         return MappedAtomics.casLong(region, at, oldPid, me.pid());
     }
 
