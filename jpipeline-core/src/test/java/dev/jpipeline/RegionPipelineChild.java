@@ -14,7 +14,9 @@ import java.util.List;
  * <ul>
  *   <li>A producer fills its share of each batch's stage (the stage split evenly between the producers) with
  *       {@code memcpyAsync} from a private buffer holding {@link #expected}; with {@code hold}, it acquires batch
- *       {@code BATCHES}, fills half its share, prints {@code holding} and waits to be killed.</li>
+ *       {@code BATCHES}, fills half its share, prints {@code holding} and waits to be killed; with {@code slow},
+ *       its copies read from a channel that takes about a millisecond a read ({@link SlowSource}), so that a
+ *       committed batch is mostly waiting for its copy (the steady state of a copy-bound run).</li>
  *   <li>A consumer checks every byte of every batch, prints {@code consuming} after the first, and
  *       {@code ok BATCHES SUM} at the end (SUM: the bytes' sum).</li>
  * </ul>
@@ -35,12 +37,13 @@ public final class RegionPipelineChild {
         int stageBytes = Integer.parseInt(args[5]);
         long batches = Long.parseLong(args[6]);
         boolean hold = args.length > 7 && args[7].equals("hold");
+        boolean slow = args.length > 7 && args[7].equals("slow");
         try (SharedRegion region = SharedRegion.open(file)) {
             Group group = region.join(size, rank);
             System.out.println("joined");
             System.out.flush();
             try {
-                String result = run(region, group, role, stages, stageBytes, batches, hold, () -> {
+                String result = run(region, group, role, stages, stageBytes, batches, hold, slow, () -> {
                     System.out.println("consuming");
                     System.out.flush();
                 });
@@ -57,13 +60,19 @@ public final class RegionPipelineChild {
     /** Makes the pipeline and runs this rank's side; returns what main prints. */
     static String run(SharedRegion region, Group group, PipelineRole role, int stages, int stageBytes, long batches,
                       boolean hold, Runnable firstBatch) throws InterruptedException {
+        return run(region, group, role, stages, stageBytes, batches, hold, false, firstBatch);
+    }
+
+    /** Makes the pipeline and runs this rank's side, its copies from a {@link SlowSource} if {@code slow}. */
+    static String run(SharedRegion region, Group group, PipelineRole role, int stages, int stageBytes, long batches,
+                      boolean hold, boolean slow, Runnable firstBatch) throws InterruptedException {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, stages).in(region, 0).build();
         Pipeline pipe = Pipeline.make(group, state, role);
         MemorySegment buffers = region.data().asSlice(PipelineSharedState.regionBytes(stages, group.size()),
             (long) stages * stageBytes);
         try {
             return role == PipelineRole.PRODUCER
-                ? produce(pipe, buffers, group, stages, stageBytes, batches, hold)
+                ? produce(pipe, buffers, group, stages, stageBytes, batches, hold, slow)
                 : consume(pipe, buffers, stages, stageBytes, batches, firstBatch);
         } finally {
             pipe.quit();        // after a failure too: the peers are told instead of left waiting
@@ -71,7 +80,7 @@ public final class RegionPipelineChild {
     }
 
     private static String produce(Pipeline pipe, MemorySegment buffers, Group group, int stages, int stageBytes,
-                                  long batches, boolean hold) throws InterruptedException {
+                                  long batches, boolean hold, boolean slow) throws InterruptedException {
         int producers = producerCount(group);
         int me = producerIndex(group);
         long from = (long) stageBytes * me / producers;
@@ -92,7 +101,12 @@ public final class RegionPipelineChild {
                     System.out.flush();
                     Thread.sleep(Long.MAX_VALUE);
                 }
-                MemcpyAsync.memcpyAsync(stage.asSlice(from), source, to - from, pipe);
+                if (slow) {
+                    MemcpyAsync.memcpyAsync(stage.asSlice(from), new SlowSource(stageBytes), b * stageBytes + from,
+                        to - from, pipe);
+                } else {
+                    MemcpyAsync.memcpyAsync(stage.asSlice(from), source, to - from, pipe);
+                }
                 pipe.producerCommit();
             }
         }
@@ -119,6 +133,34 @@ public final class RegionPipelineChild {
             }
         }
         return "ok " + batches + " " + sum;
+    }
+
+    /**
+     * A "file" of every batch's bytes in order (byte {@code p} is batch {@code p / stageBytes}'s byte
+     * {@code p % stageBytes}) whose reads take about a millisecond each.
+     */
+    static final class SlowSource extends PositionalReadChannel {
+        private final int stageBytes;
+
+        SlowSource(int stageBytes) {
+            this.stageBytes = stageBytes;
+        }
+
+        @Override
+        public int read(java.nio.ByteBuffer dst, long position) throws java.io.IOException {
+            java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+            int n = dst.remaining();
+            for (int k = 0; k < n; k++) {
+                long p = position + k;
+                dst.put(expected(p / stageBytes, p % stageBytes));
+            }
+            return n;
+        }
+
+        @Override
+        public long size() {
+            return Long.MAX_VALUE;
+        }
     }
 
     /** The byte at offset {@code i} of batch {@code b}. */

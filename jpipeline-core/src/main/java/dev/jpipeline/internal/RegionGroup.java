@@ -91,9 +91,12 @@ public final class RegionGroup implements Group {
         if (now != epoch) {
             int left = (int) RegionLayout.INT.getVolatile(region, RegionLayout.LEFT_RANK_AT);
             String dead = RegionMembers.deadMembers(region, size);     // slots are freed only by a new group
+            // both causes where both are known: a survivor that heard of a death first and left is not the cause
+            String cause = (dead.isEmpty() ? "" : "a member died (" + dead + ")")
+                + (left > 0 && left <= size ? (dead.isEmpty() ? "" : ", and ") + "rank " + (left - 1)
+                + " left the group" : "");
             throw new IllegalStateException(what + ": the group that rank " + rank + " joined (epoch " + epoch
-                + ") has broken: " + (left > 0 && left <= size ? "rank " + (left - 1) + " left the group"
-                : dead.isEmpty() ? "a member died or left" : "a member died (" + dead + ")")
+                + ") has broken: " + (cause.isEmpty() ? "a member died or left" : cause)
                 + " (the region is at epoch " + now + "); leave, and join anew");
         }
     }
