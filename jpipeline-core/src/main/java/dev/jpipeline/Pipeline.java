@@ -4,6 +4,7 @@ import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.MakeRendezvous;
 import dev.jpipeline.internal.PipelineMaker;
 import dev.jpipeline.internal.PipelineHandle;
+import dev.jpipeline.internal.RegionFaults;
 import dev.jpipeline.internal.ThreadHandle;
 import java.time.Duration;
 import java.time.Instant;
@@ -108,7 +109,11 @@ public final class Pipeline implements AutoCloseable {
      */
     public static Pipeline make(Group group, PipelineSharedState state) {
         Objects.requireNonNull(group, "group");
-        return new Pipeline(rendezvous(group, state).makeUnified(group));
+        try {
+            return new Pipeline(rendezvous(group, state).makeUnified(group));
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "make of a pipeline over " + state, null, -1);    // a truncated region
+        }
     }
 
     /**
@@ -128,7 +133,11 @@ public final class Pipeline implements AutoCloseable {
      */
     public static Pipeline make(Group group, PipelineSharedState state, int producerCount) {
         Objects.requireNonNull(group, "group");
-        return new Pipeline(rendezvous(group, state).makeByCount(group, producerCount));
+        try {
+            return new Pipeline(rendezvous(group, state).makeByCount(group, producerCount));
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "make of a pipeline over " + state, null, -1);    // a truncated region
+        }
     }
 
     /**
@@ -145,7 +154,11 @@ public final class Pipeline implements AutoCloseable {
      */
     public static Pipeline make(Group group, PipelineSharedState state, PipelineRole role) {
         Objects.requireNonNull(group, "group");
-        return new Pipeline(rendezvous(group, state).makeByRole(group, role));
+        try {
+            return new Pipeline(rendezvous(group, state).makeByRole(group, role));
+        } catch (InternalError fault) {
+            throw RegionFaults.lost(fault, "make of a pipeline over " + state, null, -1);    // a truncated region
+        }
     }
 
     /** The state's rendezvous; a rank without a state still takes part, so that its peers fail instead of hang. */

@@ -233,15 +233,26 @@ public final class CopySubmission {
         }
     }
 
-    /** Fills {@code target} from the file, at file position {@code position + offset}. */
+    /**
+     * Fills {@code target} from the file, at file position {@code position + offset}. Progress is what the buffer's
+     * position advanced, not the count a read returns: a channel whose count disagrees with it (a positive count for
+     * bytes it never put, which would spin this loop forever) or that returns a negative count other than -1 is
+     * broken, and the copy fails naming both.
+     */
     private void readWindow(ByteBuffer target, long offset) throws IOException {
         int empty = 0;
         while (target.hasRemaining()) {
-            long at = position + offset + target.position();
+            int before = target.position();
+            long at = position + offset + before;
             int read = channel.read(target, at);
-            if (read < 0) {
+            if (read == -1) {
                 throw new EOFException("file ends before byte " + at + " (reading " + dst.byteSize()
                     + " bytes from position " + position + ")");
+            }
+            if (read < 0 || target.position() - before != read) {
+                throw new IOException("a broken channel: " + channel + " returned " + read + " for a positional "
+                    + "read at position " + at + " but the buffer's position advanced by " + (target.position()
+                    - before) + " bytes (reading " + dst.byteSize() + " bytes from position " + position + ")");
             }
             if (read > 0) {
                 empty = 0;

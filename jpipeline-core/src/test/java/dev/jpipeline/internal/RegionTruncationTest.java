@@ -109,4 +109,24 @@ class RegionTruncationTest {
         assertTrue(lost.getMessage().startsWith("close of region " + file), lost.getMessage());
         assertTrue(!region.data().scope().isAlive(), "a region that could not be left is unmapped all the same");
     }
+
+    @Test
+    void aMakeInARegionTruncatedWhileMappedThrowsTheIllegalStateExceptionNamingTheTruncation() throws Exception {
+        Path file = dir.resolve("region");
+        try (SharedRegion region = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER)) {
+            Group group = region.join(1, 0);
+            try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE)) {
+                channel.truncate(4096);                 // the header stays; the pipeline's state is gone
+            }
+            IllegalStateException lost = assertThrows(IllegalStateException.class, () -> Pipeline.make(group,
+                PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build()));
+            assertTrue(lost.getMessage().contains("its file was truncated by another process while this process "
+                + "mapped it"), lost.getMessage());
+        } catch (IllegalStateException closeOfATruncatedRegion) {
+            // close() may report the truncation too; the assertion above is what this test is about
+            if (!closeOfATruncatedRegion.getMessage().startsWith("close of region")) {
+                throw closeOfATruncatedRegion;
+            }
+        }
+    }
 }
