@@ -115,6 +115,9 @@ final class ResumptionScan {
         "java/lang/foreign/ValueLayout$OfDouble", "java/lang/foreign/AddressLayout",
         "java/lang/foreign/SequenceLayout", "java/lang/foreign/StructLayout", "java/lang/foreign/UnionLayout",
         "java/lang/foreign/GroupLayout", "java/lang/foreign/PaddingLayout");
+    /** jpipeline's own packages (core and simt): their calls are pipeline, barrier, group and copy operations. */
+    private static final Set<String> JPIPELINE_PACKAGES = Set.of("dev/jpipeline", "dev/jpipeline/simt",
+        "dev/jpipeline/copy", "dev/jpipeline/prefetch", "dev/jpipeline/internal", "dev/jpipeline/trace");
     private static final Set<String> OBJECTS_PLAIN = Set.of("requireNonNull", "requireNonNullElse", "isNull",
         "nonNull", "checkIndex", "checkFromToIndex", "checkFromIndexSize");
     /** Types whose toString string concatenation may call: the JDK's or ours. */
@@ -546,12 +549,13 @@ final class ResumptionScan {
                     return throwableConstructor(code, type, descriptor, at, depth);
                 }
             }
-            if (owner.startsWith("dev/jpipeline/")) {
+            if (JPIPELINE_PACKAGES.contains(owner.substring(0, Math.max(0, owner.lastIndexOf('/'))))) {
                 return "calls " + dotted(owner) + "." + name + at + ": a pipeline, barrier, group or copy "
                     + "operation, which may wait for other threads (a resumption point)";
             }
             return "calls an unknown method " + dotted(owner) + "." + name + at
-                + " (only calls known not to wait may run as a plain loop)";
+                + " (only calls known not to wait may run as a plain loop; of the kernel's own code, only methods "
+                + "of its class are followed)";
         }
 
         /** A Throwable's constructor: plain for the JDK's (a kernel may fail), scanned like a helper for a user's. */

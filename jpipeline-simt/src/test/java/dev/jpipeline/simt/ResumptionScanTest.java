@@ -213,15 +213,16 @@ class ResumptionScanTest {
             }
         }, "monitor");
         assertNotPlain(ctx -> {
-            String s = "lock " + lock;
-            s.length();
+            throw new IllegalStateException("lock " + lock);
         }, "converts an object to a string", "toString");
+        assertPlain(ctx -> {
+            throw new IllegalStateException("thread " + ctx.threadIdx() + " of block " + ctx.blockIdx());
+        });
         // the operand's type shows only on one branch: the other may be any object
         assertNotPlain(ctx -> {
             Object either = ctx.threadRank() == 0 ? lock : ctx.threadIdx();
-            String s = "either " + (ctx.threadRank() == 1 ? either : ctx.threadIdx());
-            s.length();
-        }, "to a string");
+            throw new IllegalStateException("either " + (ctx.threadRank() == 1 ? either : ctx.threadIdx()));
+        }, "converts an object to a string");
     }
 
     private static int evenDepth(int n) {
