@@ -1,0 +1,592 @@
+package dev.jpipeline.simt;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.ObjectOutputStream;
+import java.io.OutputStream;
+import java.lang.classfile.Attributes;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.CodeElement;
+import java.lang.classfile.CodeModel;
+import java.lang.classfile.MethodModel;
+import java.lang.classfile.Opcode;
+import java.lang.classfile.Instruction;
+import java.lang.classfile.Label;
+import java.lang.classfile.PseudoInstruction;
+import java.lang.classfile.constantpool.ConstantDynamicEntry;
+import java.lang.classfile.constantpool.StringEntry;
+import java.lang.classfile.instruction.ConstantInstruction;
+import java.lang.classfile.instruction.FieldInstruction;
+import java.lang.classfile.instruction.TypeCheckInstruction;
+import java.lang.classfile.instruction.InvokeDynamicInstruction;
+import java.lang.classfile.instruction.InvokeInstruction;
+import java.lang.classfile.instruction.LineNumber;
+import java.lang.classfile.instruction.MonitorInstruction;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.DirectMethodHandleDesc;
+import java.lang.invoke.MethodHandleInfo;
+import java.lang.invoke.SerializedLambda;
+import java.lang.reflect.AccessFlag;
+import java.lang.reflect.InaccessibleObjectException;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * Decides, by reading a kernel's bytecode, whether it reaches no resumption point, so that its threads may run as a
+ * plain loop over the block (issue 27, slice 1: the way PoCL and MCUDA run a barrier-free region).
+ *
+ * <pre>
+ * A resumption point is a call that may block or hand the block's turn over: __syncthreads, __syncwarp, diverge,
+ * the groups (block(), warp(), tiledPartition, grid()) whose sync waits, pipeline, barrier and copy operations
+ * (dev.jpipeline.*, PipelinePrimitives), warp collectives, and anything the scan does not know. The rule is
+ * conservative: a kernel is plain only when every instruction reachable from its body, through helpers, is known
+ * to be one of
+ *   - a KernelContext accessor (threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
+ *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); shared/global/sharedArray are not plain
+ *     (their init is user code, left for a later slice);
+ *   - Dim3; MemorySegment, the memory layouts and VarHandle (none of them waits, and none that takes a function
+ *     is allowed); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte, Character);
+ *     Objects.requireNonNull and the index checks; Object's constructor and getClass; an array's clone;
+ *   - string concatenation (invokedynamic StringConcatFactory) of primitives, strings, boxes, Dim3 and the
+ *     KernelContext, whose toString are the JDK's or ours (any other object's toString is user code). javac
+ *     converts an object operand with String.valueOf(Object) first, whose operand type is not in the call: it is
+ *     allowed when the instruction just before it (no label between, which may be a branch target) (an invoke's return type, a field's type, a checkcast, a string
+ *     constant) shows one of those types, and not plain otherwise (a local variable's type is not tracked);
+ *   - a Throwable's construction and athrow: a kernel may fail. The JDK's Throwables are known; a user's Throwable
+ *     constructor is scanned like a helper;
+ *   - a call to a method of the class being scanned that binds statically (static, private, final, of a final
+ *     or anonymous class, or a constructor), which is scanned in turn, including nested lambdas' synthetic
+ *     methods (a lambda created in the kernel can only run through an interface call, which is unknown). Each
+ *     method is scanned once per scan (so recursion terminates); a chain deeper than MAX_DEPTH is not plain.
+ * Not plain as well: monitorenter and synchronized methods, other invokedynamic bootstraps, dynamic constants,
+ * a method reference to an overridable method, and code that cannot be read.
+ *
+ * Finding the code. KernelBody is Serializable, so a lambda or method reference for it has a writeReplace that
+ * returns its SerializedLambda, which names the implementation method. writeReplace is private to the lambda's
+ * hidden class, in the caller's package: it is called reflectively where the caller's module opens that package
+ * to this one (the unnamed module, or a module that opens it), and otherwise through serialization's own access
+ * (an ObjectOutputStream whose replaceObject receives the SerializedLambda and stops the stream before the
+ * captured values are written). A kernel given as a class is scanned from its run(KernelContext), looked up in
+ * its class and then its superclasses. Class files are read with the implementation class's getResourceAsStream
+ * (".class" resources are never encapsulated by modules) and parsed with java.lang.classfile.
+ *
+ * The verdict holds for unchecked launches: under CheckedExecution the accessors (loadFloat, ...) are scheduling
+ * points as well (slice 5).
+ *
+ * Caching. A verdict depends only on the body's class (a lambda's hidden class stands for one capture site and so
+ * one implementation method), so it is kept in a ClassValue: a launch pays the scan once per kernel class, and the
+ * cache does not keep a class loader alive. The switch -Djpipeline.simt.compile=false is read on every call, before
+ * the cache.
+ * </pre>
+ */
+final class ResumptionScan {
+
+    /** The system property that switches compilation off when set to {@code false}. */
+    static final String SWITCH = "jpipeline.simt.compile";
+    /** How deep a chain of helper calls may go before the kernel is not plain. */
+    static final int MAX_DEPTH = 16;
+
+    private static final String KERNEL_CONTEXT = "dev/jpipeline/simt/KernelContext";
+    private static final String RUN_DESCRIPTOR = "(L" + KERNEL_CONTEXT + ";)V";
+    private static final Set<String> CONTEXT_PLAIN = Set.of("threadIdx", "blockIdx", "blockDim", "gridDim",
+        "threadRank", "laneId", "warpId", "globalRank", "dynamicShared", "loadFloat", "storeFloat", "loadInt",
+        "storeInt", "toString");
+    private static final Set<String> CONTEXT_RESUMING = Set.of("syncThreads", "syncWarp", "diverge", "block",
+        "warp", "tiledPartition", "grid");
+    /** JDK classes every method of which is known not to wait (none takes a function or calls user code). */
+    private static final Set<String> JDK_PLAIN_CLASSES = Set.of("java/lang/Math", "java/lang/StrictMath",
+        "java/lang/Integer", "java/lang/Long", "java/lang/Float", "java/lang/Double", "java/lang/Boolean",
+        "java/lang/Short", "java/lang/Byte", "java/lang/Character", "java/lang/invoke/VarHandle",
+        "dev/jpipeline/simt/Dim3");
+    /** Memory classes (sealed, the JDK's own implementations) whose methods are plain unless they take a function. */
+    private static final Set<String> MEMORY_CLASSES = Set.of("java/lang/foreign/MemorySegment",
+        "java/lang/foreign/MemoryLayout", "java/lang/foreign/MemoryLayout$PathElement",
+        "java/lang/foreign/ValueLayout", "java/lang/foreign/ValueLayout$OfBoolean",
+        "java/lang/foreign/ValueLayout$OfByte", "java/lang/foreign/ValueLayout$OfChar",
+        "java/lang/foreign/ValueLayout$OfShort", "java/lang/foreign/ValueLayout$OfInt",
+        "java/lang/foreign/ValueLayout$OfLong", "java/lang/foreign/ValueLayout$OfFloat",
+        "java/lang/foreign/ValueLayout$OfDouble", "java/lang/foreign/AddressLayout",
+        "java/lang/foreign/SequenceLayout", "java/lang/foreign/StructLayout", "java/lang/foreign/UnionLayout",
+        "java/lang/foreign/GroupLayout", "java/lang/foreign/PaddingLayout");
+    /** jpipeline's own packages (core and simt): their calls are pipeline, barrier, group and copy operations. */
+    private static final Set<String> JPIPELINE_PACKAGES = Set.of("dev/jpipeline", "dev/jpipeline/simt",
+        "dev/jpipeline/copy", "dev/jpipeline/prefetch", "dev/jpipeline/internal", "dev/jpipeline/trace");
+    private static final Set<String> OBJECTS_PLAIN = Set.of("requireNonNull", "requireNonNullElse", "isNull",
+        "nonNull", "checkIndex", "checkFromToIndex", "checkFromIndexSize");
+    /** Types whose toString string concatenation may call: the JDK's or ours. */
+    private static final Set<String> CONCAT_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
+        "Ljava/lang/Long;", "Ljava/lang/Float;", "Ljava/lang/Double;", "Ljava/lang/Boolean;", "Ljava/lang/Short;",
+        "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ldev/jpipeline/simt/Dim3;", "L" + KERNEL_CONTEXT + ";");
+
+    private static final Verdict SWITCHED_OFF =
+        new Verdict(false, "compilation switched off (-D" + SWITCH + "=false)");
+
+    private static final ClassValue<AtomicReference<Verdict>> CACHE = new ClassValue<>() {
+        @Override
+        protected AtomicReference<Verdict> computeValue(Class<?> type) {
+            return new AtomicReference<>();
+        }
+    };
+
+    /**
+     * Whether a kernel may run as a plain loop over a block's threads.
+     *
+     * @param plain  true only when the scan proved that the kernel reaches no resumption point
+     * @param reason why it is not plain, in words a user can act on (what it calls and where); null when plain
+     */
+    record Verdict(boolean plain, String reason) {
+        static final Verdict PLAIN = new Verdict(true, null);
+    }
+
+    private ResumptionScan() {
+    }
+
+    /**
+     * Scans {@code body}'s code, or returns the verdict of an earlier scan of its class.
+     *
+     * @param body the kernel, not null
+     * @return plain only when the kernel reaches no resumption point and compilation is switched on; never null
+     */
+    static Verdict scan(KernelBody body) {
+        if (!switchedOn()) {
+            return SWITCHED_OFF;
+        }
+        AtomicReference<Verdict> cached = CACHE.get(body.getClass());
+        Verdict verdict = cached.get();
+        if (verdict == null) {
+            verdict = uncachedScan(body);
+            cached.compareAndSet(null, verdict);  // a racing scan of the same class found the same verdict
+        }
+        return verdict;
+    }
+
+    /** {@code -Djpipeline.simt.compile}, true unless set to {@code false}. */
+    static boolean switchedOn() {
+        return !"false".equalsIgnoreCase(System.getProperty(SWITCH, "true").strip());
+    }
+
+    private static Verdict uncachedScan(KernelBody body) {
+        try {
+            Class<?> type = body.getClass();
+            if (type.isHidden() || type.isSynthetic()) {
+                SerializedLambda lambda;
+                try {
+                    lambda = serializedLambda(body);
+                } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+                    return new Verdict(false, "its code could not be read: the lambda " + type.getName()
+                        + " gave no SerializedLambda (" + e + ")");
+                }
+                return scanLambda(type, lambda);
+            }
+            return scanClass(type);
+        } catch (StackOverflowError | LinkageError | RuntimeException e) {
+            return new Verdict(false, "its code could not be read: " + e);
+        }
+    }
+
+    /**
+     * The SerializedLambda of a lambda or method reference: through its writeReplace where this module may call
+     * it, otherwise through serialization (see the class comment).
+     */
+    static SerializedLambda serializedLambda(Object lambda) throws ReflectiveOperationException, IOException {
+        Method writeReplace = lambda.getClass().getDeclaredMethod("writeReplace");
+        try {
+            writeReplace.setAccessible(true);
+        } catch (InaccessibleObjectException refused) {
+            try {
+                return serializedLambdaByStream(lambda);
+            } catch (IOException | RuntimeException e) {
+                e.addSuppressed(refused);
+                throw e;
+            }
+        }
+        try {
+            if (writeReplace.invoke(lambda) instanceof SerializedLambda serialized) {
+                return serialized;
+            }
+        } catch (InvocationTargetException e) {
+            throw new IOException("writeReplace of " + lambda.getClass().getName() + " failed", e.getCause());
+        }
+        throw new IOException(lambda.getClass().getName() + ".writeReplace returned no SerializedLambda");
+    }
+
+    /**
+     * The SerializedLambda of a lambda by serialization's access to its writeReplace: the stream's replaceObject
+     * receives it and writes null in its place, so the captured values (which need not serialize) are never written.
+     */
+    static SerializedLambda serializedLambdaByStream(Object lambda) throws IOException {
+        final class Catcher extends ObjectOutputStream {
+            SerializedLambda found;
+
+            Catcher() throws IOException {
+                super(OutputStream.nullOutputStream());
+                enableReplaceObject(true);
+            }
+
+            @Override
+            protected Object replaceObject(Object obj) {
+                if (found == null && obj instanceof SerializedLambda serialized) {
+                    found = serialized;
+                    return null;
+                }
+                return obj;
+            }
+        }
+        try (Catcher catcher = new Catcher()) {
+            catcher.writeObject(lambda);
+            if (catcher.found == null) {
+                throw new IOException("serializing " + lambda.getClass().getName() + " gave no SerializedLambda");
+            }
+            return catcher.found;
+        }
+    }
+
+    private static Verdict scanLambda(Class<?> lambdaClass, SerializedLambda lambda) {
+        String owner = lambda.getImplClass();
+        String name = lambda.getImplMethodName();
+        String descriptor = lambda.getImplMethodSignature();
+        Class<?> implClass;
+        try {
+            implClass = Class.forName(owner.replace('/', '.'), false, lambdaClass.getClassLoader());
+        } catch (ClassNotFoundException | LinkageError e) {
+            return new Verdict(false, "its code could not be read: its implementation class " + dotted(owner)
+                + " did not load (" + e + ")");
+        }
+        Scan scan = new Scan();
+        ClassCode code = scan.code(implClass);
+        if (code.failure != null) {
+            return new Verdict(false, code.failure);
+        }
+        MethodModel method = code.methods.get(name + descriptor);
+        String where = dotted(owner) + "." + name;
+        if (method == null) {
+            return new Verdict(false, "its code could not be read: " + where + descriptor
+                + " is not in its class file");
+        }
+        int kind = lambda.getImplMethodKind();
+        if (kind == MethodHandleInfo.REF_newInvokeSpecial) {
+            return new Verdict(false, "it is a constructor reference (" + where + ")");
+        }
+        boolean bound = kind == MethodHandleInfo.REF_invokeStatic || kind == MethodHandleInfo.REF_invokeSpecial
+            || staticallyBound(code, method);
+        if (!bound) {
+            return new Verdict(false, "it is a reference to the overridable method " + where
+                + ", whose code depends on the receiver: make it static, private or final");
+        }
+        String failure = scan.method(code, method, 0);
+        return failure == null ? Verdict.PLAIN : new Verdict(false, failure);
+    }
+
+    private static Verdict scanClass(Class<?> type) {
+        Scan scan = new Scan();
+        for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+            ClassCode code = scan.code(c);
+            if (code.failure != null) {
+                return new Verdict(false, code.failure);
+            }
+            MethodModel run = code.methods.get("run" + RUN_DESCRIPTOR);
+            if (run != null && !run.flags().has(AccessFlag.ABSTRACT)) {
+                String failure = scan.method(code, run, 0);
+                return failure == null ? Verdict.PLAIN : new Verdict(false, failure);
+            }
+        }
+        return new Verdict(false, "its code could not be read: no run(KernelContext) found in " + type.getName()
+            + " or its superclasses");
+    }
+
+    /** Whether a call to {@code method} of the class {@code code} runs exactly that method's code. */
+    private static boolean staticallyBound(ClassCode code, MethodModel method) {
+        return method.flags().has(AccessFlag.STATIC) || method.flags().has(AccessFlag.PRIVATE)
+            || method.flags().has(AccessFlag.FINAL) || method.methodName().equalsString("<init>")
+            || code.effectivelyFinal;
+    }
+
+    private static String internalName(ClassDesc type) {
+        String descriptor = type.descriptorString();
+        return descriptor.startsWith("L") ? descriptor.substring(1, descriptor.length() - 1) : descriptor;
+    }
+
+    private static String dotted(String internalName) {
+        return internalName.replace('/', '.');
+    }
+
+    /** A class's name without its package, nested classes joined by dots: {@code Outer.Inner}. */
+    private static String simpleName(String internalName) {
+        return internalName.substring(internalName.lastIndexOf('/') + 1).replace('$', '.');
+    }
+
+    /** A parsed class file, or why it could not be read. */
+    private static final class ClassCode {
+        final Class<?> type;
+        final String internalName;
+        final String sourceFile;
+        final boolean effectivelyFinal;
+        final Map<String, MethodModel> methods = new HashMap<>();
+        final String failure;
+
+        ClassCode(Class<?> type, ClassModel model) {
+            this.type = type;
+            this.internalName = model.thisClass().asInternalName();
+            this.sourceFile = model.findAttribute(Attributes.sourceFile())
+                .map(a -> a.sourceFile().stringValue()).orElse(null);
+            this.effectivelyFinal = Modifier.isFinal(type.getModifiers()) || type.isAnonymousClass()
+                || type.isHidden();
+            for (MethodModel m : model.methods()) {
+                methods.put(m.methodName().stringValue() + m.methodType().stringValue(), m);
+            }
+            this.failure = null;
+        }
+
+        ClassCode(Class<?> type, String failure) {
+            this.type = type;
+            this.internalName = type.getName().replace('.', '/');
+            this.sourceFile = null;
+            this.effectivelyFinal = false;
+            this.failure = failure;
+        }
+    }
+
+    /** One scan: the class files it has read and the methods it has entered (each is scanned once). */
+    private static final class Scan {
+        private final Map<Class<?>, ClassCode> classes = new HashMap<>();
+        private final Set<String> entered = new HashSet<>();
+
+        ClassCode code(Class<?> type) {
+            return classes.computeIfAbsent(type, Scan::read);
+        }
+
+        private static ClassCode read(Class<?> type) {
+            String resource = "/" + type.getName().replace('.', '/') + ".class";
+            try (InputStream in = type.getResourceAsStream(resource)) {
+                if (in == null) {
+                    return new ClassCode(type, "its code could not be read: no class file " + resource
+                        + " for " + type.getName());
+                }
+                return new ClassCode(type, ClassFile.of().parse(in.readAllBytes()));
+            } catch (IOException | IllegalArgumentException e) {
+                return new ClassCode(type, "its code could not be read: " + resource + " of " + type.getName()
+                    + " (" + e + ")");
+            }
+        }
+
+        /**
+         * Scans {@code method} of {@code code} and, transitively, what it calls.
+         *
+         * @return null when plain, otherwise why not
+         */
+        String method(ClassCode code, MethodModel method, int depth) {
+            String name = method.methodName().stringValue();
+            if (!entered.add(code.internalName + "." + name + method.methodType().stringValue())) {
+                return null;  // scanned already, or being scanned further up this chain: its own scan decides
+            }
+            String in = depth == 0 ? "" : " (in " + readable(code, name) + ")";
+            if (depth > MAX_DEPTH) {
+                return "its helper calls nest deeper than " + MAX_DEPTH + " levels" + in;
+            }
+            if (method.flags().has(AccessFlag.SYNCHRONIZED)) {
+                return "the synchronized method " + readable(code, name) + " holds a monitor";
+            }
+            CodeModel body = method.code().orElse(null);
+            if (body == null) {
+                return "its code could not be read: " + readable(code, name) + " has no code (abstract or native)";
+            }
+            int line = -1;
+            String produced = null;  // the type the previous instruction left on the stack, where known
+            for (CodeElement element : body) {
+                String failure = switch (element) {
+                    case LineNumber number -> {
+                        line = number.line();
+                        yield null;
+                    }
+                    case InvokeInstruction invoke when isStringValueOfObject(invoke) ->
+                        produced != null && CONCAT_TYPES.contains(produced) ? null
+                            : "converts " + (produced == null ? "an object"
+                                : "a " + ClassDesc.ofDescriptor(produced).displayName())
+                                + " to a string (String.valueOf, as string concatenation does), which calls its"
+                                + " toString (user code)" + at(code, line) + in;
+                    case InvokeInstruction invoke -> invoke(code, invoke, at(code, line) + in, depth);
+                    case InvokeDynamicInstruction indy -> invokedynamic(code, indy, at(code, line) + in, depth);
+                    case MonitorInstruction monitor when monitor.opcode() == Opcode.MONITORENTER ->
+                        "enters a monitor (synchronized)" + at(code, line) + in;
+                    case ConstantInstruction constant when constant.constantValue() != null
+                        && isDynamicConstant(constant) -> "loads a dynamic constant" + at(code, line) + in;
+                    default -> null;
+                };
+                if (failure != null) {
+                    return failure;
+                }
+                if (element instanceof Instruction instruction) {
+                    produced = producedType(instruction);
+                } else if (element instanceof Label || !(element instanceof PseudoInstruction)) {
+                    produced = null;  // a label may be a branch target, reached with another operand
+                }
+            }
+            return null;
+        }
+
+        private static boolean isStringValueOfObject(InvokeInstruction invoke) {
+            return invoke.opcode() == Opcode.INVOKESTATIC && invoke.owner().asInternalName().equals("java/lang/String")
+                && invoke.name().equalsString("valueOf") && invoke.type().equalsString("(Ljava/lang/Object;)Ljava/lang/String;");
+        }
+
+        /** The descriptor of the reference an instruction leaves on the stack, where its own operands tell. */
+        private static String producedType(Instruction instruction) {
+            return switch (instruction) {
+                case InvokeInstruction invoke -> invoke.typeSymbol().returnType().descriptorString();
+                case FieldInstruction field when field.opcode() == Opcode.GETFIELD
+                    || field.opcode() == Opcode.GETSTATIC -> field.type().stringValue();
+                case TypeCheckInstruction check when check.opcode() == Opcode.CHECKCAST ->
+                    check.type().asSymbol().descriptorString();
+                case ConstantInstruction.LoadConstantInstruction load
+                    when load.constantEntry() instanceof StringEntry -> "Ljava/lang/String;";
+                default -> null;
+            };
+        }
+
+        private static boolean isDynamicConstant(ConstantInstruction constant) {
+            return constant instanceof ConstantInstruction.LoadConstantInstruction load
+                && load.constantEntry() instanceof ConstantDynamicEntry;
+        }
+
+        private String invoke(ClassCode code, InvokeInstruction invoke, String at, int depth) {
+            String owner = invoke.owner().asInternalName();
+            String name = invoke.name().stringValue();
+            String descriptor = invoke.type().stringValue();
+            return call(code, owner, name, descriptor,
+                invoke.opcode() == Opcode.INVOKESTATIC
+                    || invoke.opcode() == Opcode.INVOKESPECIAL, at, depth);
+        }
+
+        private String invokedynamic(ClassCode code, InvokeDynamicInstruction indy, String at, int depth) {
+            DirectMethodHandleDesc bootstrap = indy.bootstrapMethod();
+            String factory = bootstrap.owner().descriptorString();
+            if (factory.equals("Ljava/lang/invoke/StringConcatFactory;")) {
+                for (ClassDesc parameter : indy.typeSymbol().parameterList()) {
+                    if (!parameter.isPrimitive() && !CONCAT_TYPES.contains(parameter.descriptorString())) {
+                        return "concatenates a " + parameter.displayName() + " into a string, which calls its "
+                            + "toString (user code)" + at;
+                    }
+                }
+                return null;
+            }
+            if (factory.equals("Ljava/lang/invoke/LambdaMetafactory;") && indy.bootstrapArgs().size() >= 2
+                && indy.bootstrapArgs().get(1) instanceof DirectMethodHandleDesc target) {
+                // Making a lambda runs nothing; its body can only run through an interface call (unknown, so not
+                // plain). Its code is scanned all the same, as a call to its implementation method.
+                boolean bound = switch (target.kind()) {
+                    case STATIC, INTERFACE_STATIC, SPECIAL, INTERFACE_SPECIAL, CONSTRUCTOR -> true;
+                    default -> false;
+                };
+                return call(code, internalName(target.owner()), target.methodName(), target.lookupDescriptor(),
+                    bound, at, depth);
+            }
+            return "uses invokedynamic with the bootstrap " + dotted(internalName(bootstrap.owner())) + "."
+                + bootstrap.methodName()
+                + " (for example a pattern switch or a record's methods)" + at;
+        }
+
+        /**
+         * Judges a call.
+         *
+         * @param bound whether the instruction binds the target statically (invokestatic, invokespecial)
+         */
+        private String call(ClassCode code, String owner, String name, String descriptor, boolean bound, String at,
+                            int depth) {
+            if (owner.equals(code.internalName)) {
+                MethodModel target = code.methods.get(name + descriptor);
+                if (target == null) {
+                    return "calls " + simpleName(owner) + "." + name + at + ", which its class does not declare"
+                        + " (an inherited method is not followed)";
+                }
+                if (!bound && !staticallyBound(code, target)) {
+                    return "calls the overridable method " + simpleName(owner) + "." + name + at
+                        + ": make it static, private or final so that its code is known";
+                }
+                return method(code, target, depth + 1);
+            }
+            if (owner.equals(KERNEL_CONTEXT)) {
+                if (CONTEXT_PLAIN.contains(name)) {
+                    return null;
+                }
+                if (CONTEXT_RESUMING.contains(name)) {
+                    return "calls KernelContext." + name + at + ", a resumption point (it waits for, or hands the "
+                        + "block's turn to, other threads)";
+                }
+                return "calls KernelContext." + name + at + ": shared and global variables are made by user code "
+                    + "(their init), which a later slice compiles";
+            }
+            if (JDK_PLAIN_CLASSES.contains(owner)) {
+                return null;
+            }
+            if (MEMORY_CLASSES.contains(owner) && !descriptor.contains("Ljava/util/function/")) {
+                return null;
+            }
+            if (owner.equals("java/util/Objects") && OBJECTS_PLAIN.contains(name)
+                && !descriptor.contains("Ljava/util/function/")) {
+                return null;
+            }
+            if (owner.equals("java/lang/Object") && (name.equals("<init>") || name.equals("getClass"))) {
+                return null;
+            }
+            if (owner.startsWith("[") && name.equals("clone")) {
+                return null;
+            }
+            if (name.equals("<init>")) {
+                Class<?> type;
+                try {
+                    type = Class.forName(dotted(owner), false, code.type.getClassLoader());
+                } catch (ClassNotFoundException | LinkageError e) {
+                    return "constructs " + dotted(owner) + at + ", whose class did not load (" + e + ")";
+                }
+                if (Throwable.class.isAssignableFrom(type)) {
+                    return throwableConstructor(code, type, descriptor, at, depth);
+                }
+            }
+            if (JPIPELINE_PACKAGES.contains(owner.substring(0, Math.max(0, owner.lastIndexOf('/'))))) {
+                return "calls " + dotted(owner) + "." + name + at + ": a pipeline, barrier, group or copy "
+                    + "operation, which may wait for other threads (a resumption point)";
+            }
+            return "calls an unknown method " + dotted(owner) + "." + name + at
+                + " (only calls known not to wait may run as a plain loop; of the kernel's own code, only methods "
+                + "of its class are followed)";
+        }
+
+        /** A Throwable's constructor: plain for the JDK's (a kernel may fail), scanned like a helper for a user's. */
+        private String throwableConstructor(ClassCode code, Class<?> type, String descriptor, String at, int depth) {
+            if (type.getClassLoader() == null || type.getClassLoader() == ClassLoader.getPlatformClassLoader()) {
+                return null;
+            }
+            ClassCode thrown = code(type);
+            if (thrown.failure != null) {
+                return thrown.failure;
+            }
+            MethodModel constructor = thrown.methods.get("<init>" + descriptor);
+            if (constructor == null) {
+                return "constructs " + type.getName() + at + ", whose class file lacks that constructor";
+            }
+            return method(thrown, constructor, depth + 1);
+        }
+
+        private static String at(ClassCode code, int line) {
+            return code.sourceFile == null || line < 0 ? " in " + code.type.getName()
+                : " at " + code.sourceFile + ":" + line;
+        }
+
+        /** A method's name for a user: a lambda's synthetic method becomes "a lambda in Owner.method". */
+        private static String readable(ClassCode code, String name) {
+            String owner = simpleName(code.internalName);
+            if (name.startsWith("lambda$")) {
+                String[] parts = name.split("\\$");
+                return "a lambda in " + owner + (parts.length > 1 && !parts[1].isEmpty() ? "." + parts[1] : "");
+            }
+            return owner + "." + name;
+        }
+    }
+}
