@@ -85,6 +85,24 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     /**
+     * The block's threads have all run, as a plain loop on {@code first}'s strand (a kernel with no resumption point:
+     * Strand.runPlainBlock), or stopped at an abort: the block is done.
+     *
+     * @return the first thread of the slot's next block, for the same strand to run, or null
+     */
+    KernelThread finishedPlain(KernelThread first) {
+        synchronized (this) {
+            first.state = KernelThread.FINISHED;
+            finishedCount = block.size;
+            unfinished = 0;
+            nextRank = block.size;
+            holder = null;
+            done = true;
+        }
+        return launch.blockFinished(this);
+    }
+
+    /**
      * {@code kt}, the holder, has finished (its strand has done the launch's bookkeeping for it).
      *
      * @return the next thread for the same strand to run: a new thread of this block, or the first thread of the

@@ -52,6 +52,21 @@ public final class KernelContext {
     }
 
     /**
+     * Makes this context the one of block rank {@code rank} of {@code first}'s block, in a plain run of the block
+     * (Strand.runPlainBlock): the thread object stays {@code first}'s, since a kernel that reaches no resumption
+     * point uses none of what a thread object is for (its waits, its pipeline handles, checked execution).
+     */
+    void bindPlain(KernelThread first, int rank) {
+        this.block = first.scheduler.block;
+        this.thread = first;
+        this.rank = rank;
+        this.threadIdx = launch.threadIndex(rank);
+        this.warp = block.warps[rank / Kernel.WARP_SIZE];
+        this.warpGroup = null;
+        lane.reset(warp);
+    }
+
+    /**
      * {@code threadIdx}.
      *
      * @return this thread's index within its block, never null; each component in {@code 0} to the matching

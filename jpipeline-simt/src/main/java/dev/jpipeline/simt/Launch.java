@@ -37,6 +37,13 @@ final class Launch {
     final LaunchMonitor monitor;
     /** Checked execution's state for this launch, or null for a normal launch. */
     final CheckedLaunch checked;
+    /**
+     * Whether the kernel reaches no resumption point (ResumptionScan) and the launch is not checked: then each block
+     * runs as a plain loop over its threads (Strand.runPlainBlock).
+     */
+    final boolean plain;
+    /** Blocks this JVM ran as plain loops (Strand.runPlainBlock), for tests and diagnostics: one add per block. */
+    static final java.util.concurrent.atomic.LongAdder PLAIN_BLOCKS = new java.util.concurrent.atomic.LongAdder();
     private final boolean cooperative;
     private final Dim3[] threadIndex;
     private final int blocks;
@@ -81,6 +88,7 @@ final class Launch {
                 + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");
         }
         this.checked = session == null ? null : new CheckedLaunch(session, this);
+        this.plain = checked == null && ResumptionScan.scan(body).plain();
         this.threadIndex = new Dim3[block.volume()];
         for (int r = 0; r < threadIndex.length; r++) {
             threadIndex[r] = block.index(r);

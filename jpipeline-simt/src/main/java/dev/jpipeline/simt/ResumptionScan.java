@@ -145,6 +145,9 @@ final class ResumptionScan {
         static final Verdict PLAIN = new Verdict(true, null);
     }
 
+    /** Says once per kernel class why it runs on strands (DEBUG: {@code dev.jpipeline.simt}). */
+    private static final System.Logger LOG = System.getLogger("dev.jpipeline.simt");
+
     private ResumptionScan() {
     }
 
@@ -161,8 +164,12 @@ final class ResumptionScan {
         AtomicReference<Verdict> cached = CACHE.get(body.getClass());
         Verdict verdict = cached.get();
         if (verdict == null) {
-            verdict = uncachedScan(body);
-            cached.compareAndSet(null, verdict);  // a racing scan of the same class found the same verdict
+            Verdict found = uncachedScan(body);
+            if (cached.compareAndSet(null, found) && !found.plain()) {      // a racing scan found the same
+                LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + body.getClass().getName()
+                    + " runs its threads on strands, not as a plain loop: " + found.reason());
+            }
+            verdict = found;
         }
         return verdict;
     }

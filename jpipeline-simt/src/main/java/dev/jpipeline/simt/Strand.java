@@ -85,6 +85,9 @@ final class Strand implements ParkListener, Runnable {
      * an {@code InterruptedException}), or that reached the strand while idle, is not this thread's.
      */
     private KernelThread runThread(KernelThread kt) {
+        if (launch.plain) {
+            return runPlainBlock(kt);
+        }
         kt.strand = this;
         current = kt;
         context.bind(kt);
@@ -100,6 +103,38 @@ final class Strand implements ParkListener, Runnable {
             current = null;
         }
         return kt.scheduler.finished(kt);       // a status it left set: dropped by the next start, or Launch.idle
+    }
+
+    /**
+     * Runs the block whose first thread is {@code first}, of a kernel that reaches no resumption point
+     * ({@link ResumptionScan}), as a loop of calls, rank after rank: none of its threads can block, so none needs a
+     * thread object, the turn's lock or a volatile write of its own. Each thread starts with its interrupt status
+     * clear, as in {@link #runThread}; a thread that throws fails the launch as there, and once the launch is aborted
+     * no further thread starts. Returns what this strand runs next (the slot's next block's first thread), or null.
+     */
+    private KernelThread runPlainBlock(KernelThread first) {
+        BlockScheduler scheduler = first.scheduler;
+        first.strand = this;
+        current = first;
+        int size = scheduler.block.size;
+        try {
+            for (int rank = 0; rank < size && !launch.aborted(); rank++) {
+                context.bindPlain(first, rank);
+                Thread.interrupted();
+                try {
+                    launch.body.run(context);
+                } catch (KernelAbortedException aborted) {
+                    // the launch has already failed or hung; its report says why
+                } catch (Throwable t) {
+                    launch.failed(new KernelThread(scheduler, rank), t);
+                }
+            }
+        } finally {
+            first.finish();
+            current = null;
+        }
+        Launch.PLAIN_BLOCKS.increment();
+        return scheduler.finishedPlain(first);
     }
 
     @Override

@@ -15,12 +15,32 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /** The static scan that decides whether a kernel may run as a plain loop over its block's threads (issue 27). */
 @Timeout(30)
 class ResumptionScanTest {
+
+    /** The switch as the build set it: the strands-only run sets it off, and these tests are of the scan itself. */
+    private String switchAsSet;
+
+    @BeforeEach
+    void switchOn() {
+        switchAsSet = System.getProperty(ResumptionScan.SWITCH);
+        System.setProperty(ResumptionScan.SWITCH, "true");
+    }
+
+    @AfterEach
+    void restoreSwitch() {
+        if (switchAsSet == null) {
+            System.clearProperty(ResumptionScan.SWITCH);
+        } else {
+            System.setProperty(ResumptionScan.SWITCH, switchAsSet);
+        }
+    }
 
     private static ResumptionScan.Verdict scan(KernelBody body) {
         return ResumptionScan.scan(body);
