@@ -25,7 +25,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * <pre>
  * Algorithm
  *
- *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done.
+ *   copyInto(dst, src, target) : closed? refuse.  small, or the issuer would only wait? copy inline, done (a
+ *                                fault of a mapped side fails the stage, as a worker's copy would)
  *                                else target.tieCopy(), submit
  *   readInto(dst, file, target): closed? refuse.  target.tieCopy(); the issuer would only wait, or the machine is
  *                                seen oversubscribed and jpipeline opened the file? read inline and tell the
@@ -146,7 +147,18 @@ public final class CopyWorkers implements CopyService, Waitable {
         checkOpen();
         long bytes = dst.byteSize();
         if (onIssuer || bytes <= inlineThreshold) {
-            MemorySegment.copy(src, 0, dst, 0, bytes);
+            try {
+                MemorySegment.copy(src, 0, dst, 0, bytes);
+            } catch (InternalError fault) {
+                // a fault of a mapped side (a region or file truncated under it): the copy fails its stage, as a
+                // worker's copy would, not the call (HotSpot reports the fault this way; other errors pass)
+                if (!RegionFaults.isAccessFault(fault)) {
+                    throw fault;
+                }
+                target.tieCopy();
+                landing.copyHandedOff();
+                landing.copyLanded(fault);
+            }
             return AsyncContractFulfillment.NONE;
         }
         target.tieCopy();

@@ -20,6 +20,11 @@ public final class RegionFaults {
     private RegionFaults() {
     }
 
+    /** Whether {@code error} is HotSpot's report of a fault in an access to mapped memory (SIGBUS). */
+    public static boolean isAccessFault(InternalError error) {
+        return ACCESS_FAULT.equals(error.getMessage());
+    }
+
     /**
      * The exception for {@code fault}, raised by an access to the region described by {@code what}.
      *
@@ -28,7 +33,7 @@ public final class RegionFaults {
      * @throws InternalError {@code fault} itself, when it is not a fault of an access to mapped memory
      */
     public static IllegalStateException lost(InternalError fault, String what, Path file, long mapped) {
-        if (!ACCESS_FAULT.equals(fault.getMessage())) {
+        if (!isAccessFault(fault)) {
             throw fault;
         }
         String sizes = "";

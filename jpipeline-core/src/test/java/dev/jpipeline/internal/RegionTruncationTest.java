@@ -4,15 +4,20 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.Group;
+import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.SharedRegion;
+import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -127,6 +132,35 @@ class RegionTruncationTest {
             if (!closeOfATruncatedRegion.getMessage().startsWith("close of region")) {
                 throw closeOfATruncatedRegion;
             }
+        }
+    }
+
+    @Test
+    void aSmallCopyIntoABufferTruncatedAwayFailsItsStageNotTheCall() throws Exception {
+        Path file = dir.resolve("region");
+        long dataBytes = 1 << 16;
+        SharedRegion region = SharedRegion.create(file, dataBytes, SharedRegion.Sharing.OWNER);
+        long header = java.nio.file.Files.size(file) - dataBytes;
+        long state = (PipelineSharedState.regionBytes(2, 1) + 4095) & -4096L;
+        Pipeline pipe = Pipeline.make(region.join(1, 0),
+            PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build());
+        pipe.producerAcquire();
+        truncate(file, header + state);                 // the pipeline's state stays; the buffers after it are gone
+        MemorySegment stage = region.data().asSlice(state + 4096, 64);
+        assertEquals(AsyncContractFulfillment.NONE,
+            MemcpyAsync.memcpyAsync(stage, Arena.ofAuto().allocate(64), 64, pipe), "copied inline");
+        pipe.producerCommit();
+        StageFailedException failed = assertThrows(StageFailedException.class, pipe::consumerWait);
+        // a region's stage failure is a record in the region, for every process: it carries the fault's text
+        assertTrue(String.valueOf(failed.getCause()).contains("a fault occurred in an unsafe memory access"),
+            String.valueOf(failed.getCause()));
+        pipe.consumerRelease();
+        pipe.quit();
+        try {
+            region.close();
+        } catch (IllegalStateException closeOfATruncatedRegion) {
+            assertTrue(closeOfATruncatedRegion.getMessage().startsWith("close of region"),
+                closeOfATruncatedRegion.getMessage());
         }
     }
 }
