@@ -74,8 +74,9 @@ final class BlockScheduler implements HangDetector.Participant {
         this.block = block;
         this.slot = slot;
         this.checked = launch.checked;
-        this.threads = new KernelThread[block.size];
-        this.ready = new KernelThread[block.size];
+        int threadsKept = launch.plain ? 1 : block.size;    // a plain block has one thread object, its first
+        this.threads = new KernelThread[threadsKept];
+        this.ready = new KernelThread[threadsKept];
         this.unfinished = block.size;
     }
 
@@ -237,7 +238,7 @@ final class BlockScheduler implements HangDetector.Participant {
     void abort() {
         Thread toUnpark = null;
         synchronized (this) {
-            for (int r = 0; r < nextRank; r++) {
+            for (int r = 0; r < Math.min(nextRank, threads.length); r++) {     // a plain block keeps one
                 KernelThread kt = threads[r];   // null: dropped unstarted by an earlier abort
                 if (kt != null && kt.state == KernelThread.BLOCKED) {
                     Thread t = makeReady(kt);

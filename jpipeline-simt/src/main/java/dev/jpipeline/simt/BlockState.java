@@ -23,10 +23,23 @@ final class BlockState {
     private final ConcurrentHashMap<Integer, SyncSite[]> tiles = new ConcurrentHashMap<>();
     /** @param dynamicShared the block's slot's shared memory (see {@link Launch}) */
     BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared, CheckedLaunch checked) {
+        this(blockIdx, size, dynamicShared, checked, false);
+    }
+
+    /**
+     * @param plain whether the block runs as a plain loop (Strand.runPlainBlock): its kernel reaches no sync, so it
+     *              gets no warps and no {@code __syncthreads} barrier (null), which were most of a block's set-up
+     */
+    BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared, CheckedLaunch checked, boolean plain) {
         this.checked = checked;
         this.blockIdx = blockIdx;
         this.size = size;
         this.dynamicShared = dynamicShared;
+        if (plain) {
+            this.warps = null;
+            this.syncThreads = null;
+            return;
+        }
         int warpCount = (size + Kernel.WARP_SIZE - 1) / Kernel.WARP_SIZE;
         this.warps = new WarpState[warpCount];
         for (int w = 0; w < warpCount; w++) {

@@ -52,18 +52,23 @@ public final class KernelContext {
     }
 
     /**
-     * Makes this context the one of block rank {@code rank} of {@code first}'s block, in a plain run of the block
-     * (Strand.runPlainBlock): the thread object stays {@code first}'s, since a kernel that reaches no resumption
-     * point uses none of what a thread object is for (its waits, its pipeline handles, checked execution).
+     * Makes this context one of {@code first}'s block, in a plain run of the block (Strand.runPlainBlock), before
+     * {@link #bindPlainRank} points it at each rank: the thread object stays {@code first}'s, and the warp and lane
+     * sequence are not set, since a kernel that reaches no resumption point uses none of them (waits, groups,
+     * pipeline handles, checked execution): the scan admits only the accessors that read the rank, the indices and
+     * memory.
      */
-    void bindPlain(KernelThread first, int rank) {
-        this.block = first.scheduler.block;
+    void bindPlainBlock(KernelThread first) {
+        this.block = first.scheduler.block;     // a plain block: no warps (none of its threads syncs or commits)
         this.thread = first;
+        this.warp = null;
+        this.warpGroup = null;
+    }
+
+    /** Points this context, bound by {@link #bindPlainBlock}, at block rank {@code rank}. */
+    void bindPlainRank(int rank) {
         this.rank = rank;
         this.threadIdx = launch.threadIndex(rank);
-        this.warp = block.warps[rank / Kernel.WARP_SIZE];
-        this.warpGroup = null;
-        lane.reset(warp);
     }
 
     /**

@@ -200,13 +200,16 @@ final class Launch {
                     return null;
                 }
             } else if (nextBlock.compareAndSet(b, b + 1)) {
-                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot], checked);
+                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot], checked,
+                    plain);
                 if (checked != null) {
                     checked.blockStarts(block);
                 }
                 BlockScheduler scheduler = new BlockScheduler(this, block, slot);
                 resident.set(slot, scheduler);
-                monitor.resident(scheduler);
+                if (!plain) {
+                    monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
+                }
                 KernelThread first = scheduler.begin();
                 if (first == null) {                // aborted meanwhile
                     return blockFinished(scheduler);

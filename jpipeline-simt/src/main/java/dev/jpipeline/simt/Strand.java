@@ -108,25 +108,35 @@ final class Strand implements ParkListener, Runnable {
     /**
      * Runs the block whose first thread is {@code first}, of a kernel that reaches no resumption point
      * ({@link ResumptionScan}), as a loop of calls, rank after rank: none of its threads can block, so none needs a
-     * thread object, the turn's lock or a volatile write of its own. Each thread starts with its interrupt status
-     * clear, as in {@link #runThread}; a thread that throws fails the launch as there, and once the launch is aborted
-     * no further thread starts. Returns what this strand runs next (the slot's next block's first thread), or null.
+     * thread object, the turn's lock or a volatile write of its own. A thread that throws fails the launch as in
+     * {@link #runThread}, and no further thread of the block starts; an abort from elsewhere stops the block at its
+     * next warp. Returns what this strand runs next (the slot's next block's first thread), or null.
      */
     private KernelThread runPlainBlock(KernelThread first) {
         BlockScheduler scheduler = first.scheduler;
         first.strand = this;
         current = first;
         int size = scheduler.block.size;
+        KernelBody body = launch.body;
+        KernelContext ctx = context;
+        ctx.bindPlainBlock(first);
+        // a plain kernel cannot read or set its interrupt status (the scan admits no Thread call): one that reached
+        // the strand before the block is dropped here, as each thread's start would drop it
+        Thread.interrupted();
         try {
-            for (int rank = 0; rank < size && !launch.aborted(); rank++) {
-                context.bindPlain(first, rank);
-                Thread.interrupted();
+            // an abort from elsewhere (another block's failure, a hang) is seen at each warp's first thread
+            for (int rank = 0; rank < size; rank++) {
+                if ((rank & (Kernel.WARP_SIZE - 1)) == 0 && launch.aborted()) {
+                    break;
+                }
+                ctx.bindPlainRank(rank);
                 try {
-                    launch.body.run(context);
+                    body.run(ctx);
                 } catch (KernelAbortedException aborted) {
-                    // the launch has already failed or hung; its report says why
+                    break;                      // the launch has already failed or hung; its report says why
                 } catch (Throwable t) {
                     launch.failed(new KernelThread(scheduler, rank), t);
+                    break;                      // no further thread starts once the launch has failed
                 }
             }
         } finally {
