@@ -42,6 +42,12 @@ final class Launch {
      * runs as a plain loop over its threads (Strand.runPlainBlock).
      */
     final boolean plain;
+    /** How many blocks a slot of a plain launch takes at a time (claimPlainBlock). */
+    private final int plainChunk;
+    /** Per slot of a plain launch: its range [next, end) of block indices, and its finished blocks not yet counted. */
+    private final int[] plainNext;
+    private final int[] plainEnd;
+    private final int[] plainDone;
     /** Blocks this JVM ran as plain loops (Strand.runPlainBlock), for tests and diagnostics: one add per block. */
     static final java.util.concurrent.atomic.LongAdder PLAIN_BLOCKS = new java.util.concurrent.atomic.LongAdder();
     private final boolean cooperative;
@@ -103,6 +109,11 @@ final class Launch {
             slotShared[s] = sharedArena == null ? MemorySegment.NULL : sharedArena.allocate(dynamicSharedBytes, 16);
         }
         this.gridSync = cooperative ? new SyncSite("grid sync", new PhaseBarrier(totalThreads)) : null;
+        // a plain launch's slots take blocks in ranges: about 8 ranges a slot, at most 64 blocks each
+        this.plainChunk = Math.max(1, Math.min(64, blocks / (8 * slots)));
+        this.plainNext = new int[slots];
+        this.plainEnd = new int[slots];
+        this.plainDone = new int[slots];
     }
 
     void run() {
@@ -189,6 +200,9 @@ final class Launch {
 
     /** The first thread of slot {@code slot}'s next block, holding its turn; null when no block is left to run. */
     private KernelThread claimBlock(int slot) {
+        if (plain) {
+            return claimPlainBlock(slot);
+        }
         for (;;) {
             int b = nextBlock.get();
             if (b >= blocks) {
@@ -200,29 +214,71 @@ final class Launch {
                     return null;
                 }
             } else if (nextBlock.compareAndSet(b, b + 1)) {
-                BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot], checked,
-                    plain);
-                if (checked != null) {
-                    checked.blockStarts(block);
-                }
-                BlockScheduler scheduler = new BlockScheduler(this, block, slot);
-                resident.set(slot, scheduler);
-                if (!plain) {
-                    monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
-                }
-                KernelThread first = scheduler.begin();
-                if (first == null) {                // aborted meanwhile
-                    return blockFinished(scheduler);
-                }
-                return first;
+                return startBlock(slot, b);
             }
         }
     }
 
+    /** Makes block {@code b} resident in {@code slot}: returns its first thread, or what follows it if aborted. */
+    private KernelThread startBlock(int slot, int b) {
+        BlockState block = new BlockState(gridDim.index(b), blockDim.volume(), slotShared[slot], checked, plain);
+        if (checked != null) {
+            checked.blockStarts(block);
+        }
+        BlockScheduler scheduler = new BlockScheduler(this, block, slot);
+        resident.set(slot, scheduler);
+        if (!plain) {
+            monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
+        }
+        KernelThread first = scheduler.begin();
+        if (first == null) {                // aborted meanwhile
+            return blockFinished(scheduler);
+        }
+        return first;
+    }
+
     /** {@code scheduler}'s block has finished: returns the first thread of its slot's next block, or null. */
     KernelThread blockFinished(BlockScheduler scheduler) {
-        blocksDone(1);
+        if (plain) {
+            plainDone[scheduler.slot]++;        // counted when the slot's range is used up (claimPlainBlock)
+        } else {
+            blocksDone(1);
+        }
         return claimBlock(scheduler.slot);
+    }
+
+    /**
+     * A plain launch's next block for {@code slot}: from the slot's range of block indices, taken from the launch's
+     * counter {@link #plainChunk} at a time, so that the slots share two contended atomics per range instead of per
+     * block (the counter, and the count of blocks left, to which a slot adds its finished blocks once its range is
+     * used up). Confined to the strand that runs the slot (a plain block never hands its slot on). On an abort the
+     * slot's unstarted blocks, and every block not yet taken, are counted done here.
+     */
+    private KernelThread claimPlainBlock(int slot) {
+        for (;;) {
+            if (monitor.aborted()) {
+                int skipped = plainEnd[slot] - plainNext[slot];
+                plainNext[slot] = plainEnd[slot];
+                int untaken = nextBlock.getAndSet(blocks);
+                blocksDone(plainDone[slot] + skipped + Math.max(0, blocks - untaken));
+                plainDone[slot] = 0;
+                return null;
+            }
+            if (plainNext[slot] < plainEnd[slot]) {
+                return startBlock(slot, plainNext[slot]++);
+            }
+            if (plainDone[slot] > 0) {
+                int done = plainDone[slot];
+                plainDone[slot] = 0;
+                blocksDone(done);
+            }
+            int from = nextBlock.getAndAdd(plainChunk);
+            if (from >= blocks) {
+                return null;
+            }
+            plainNext[slot] = from;
+            plainEnd[slot] = Math.min(blocks, from + plainChunk);
+        }
     }
 
     private void blocksDone(int n) {

@@ -69,6 +69,26 @@ class PlainBlockTest {
     }
 
     @Test
+    void aFailureInTheMiddleOfABigGridEndsTheLaunchWithEveryBlockAccountedFor() {
+        assumeTrue(ResumptionScan.switchedOn(), "compilation is switched off in this run");
+        // 2048 blocks: each slot takes them in ranges; the failure must stop every slot and count every block
+        KernelBody body = ctx -> {
+            if (ctx.globalRank() == 1000L * 32 + 7) {
+                throw new IllegalArgumentException("block 1000 fails");
+            }
+        };
+        for (int round = 0; round < 20; round++) {
+            KernelFailure failure = assertThrows(KernelFailure.class,
+                () -> Kernel.launch(Dim3.of(2048), Dim3.of(32), 0, body));
+            assertTrue(failure.getMessage().contains("of block " + new Dim3(1000, 0, 0) + " failed"),
+                failure.getMessage());
+        }
+        MemorySegment out = Arena.ofAuto().allocate(8L * 2048 * 32);
+        Kernel.launch(Dim3.of(2048), Dim3.of(32), 0, indices(out));
+        checkIndices(out, Dim3.of(2048), Dim3.of(32));
+    }
+
+    @Test
     void withCompilationSwitchedOffTheSameKernelRunsOnStrandsWithTheSameResult() {
         Dim3 grid = Dim3.of(5);
         Dim3 block = Dim3.of(33);
