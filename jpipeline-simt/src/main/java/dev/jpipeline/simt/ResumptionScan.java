@@ -51,16 +51,20 @@ import java.util.concurrent.atomic.AtomicReference;
  *   - a KernelContext accessor (threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
  *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); shared/global/sharedArray are not plain
  *     (their init is user code, left for a later slice);
- *   - Dim3; MemorySegment, the memory layouts and VarHandle (none of them waits, and none that takes a function
- *     is allowed); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte, Character);
+ *   - Dim3; MemorySegment and the memory layouts (none of them waits, and none that takes a function is
+ *     allowed); VarHandle's static fences, not its access modes (a combinator such as MethodHandles.filterValue
+ *     runs user method handles); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte,
+ *     Character), but none of their methods that take a CharSequence (they call its length and charAt);
  *     Objects.requireNonNull and the index checks; Object's constructor and getClass; an array's clone;
  *   - string concatenation (invokedynamic StringConcatFactory) of primitives, strings, boxes, Dim3 and the
  *     KernelContext, whose toString are the JDK's or ours (any other object's toString is user code). javac
  *     converts an object operand with String.valueOf(Object) first, whose operand type is not in the call: it is
  *     allowed when the instruction just before it (no label between, which may be a branch target) (an invoke's return type, a field's type, a checkcast, a string
  *     constant) shows one of those types, and not plain otherwise (a local variable's type is not tracked);
- *   - a Throwable's construction and athrow: a kernel may fail. The JDK's Throwables are known; a user's Throwable
- *     constructor is scanned like a helper;
+ *   - a Throwable's construction and athrow: a kernel may fail. A JDK Throwable's constructor is known when it
+ *     takes only primitives and strings (Throwable(Throwable) calls the cause's toString, AssertionError(Object)
+ *     String.valueOf); a user's Throwable constructor is scanned like a helper, and is not plain when its class
+ *     or a superclass below the JDK's overrides fillInStackTrace (Throwable's constructors call it);
  *   - a call to a method of the class being scanned that binds statically (static, private, final, of a final
  *     or anonymous class, or a constructor), which is scanned in turn, including nested lambdas' synthetic
  *     methods (a lambda created in the kernel can only run through an interface call, which is unknown). Each
@@ -69,7 +73,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * a method reference to an overridable method, and code that cannot be read.
  *
  * Finding the code. KernelBody is Serializable, so a lambda or method reference for it has a writeReplace that
- * returns its SerializedLambda, which names the implementation method. writeReplace is private to the lambda's
+ * returns its SerializedLambda, which names the implementation method (it is the kernel's run only when
+ * run(KernelContext) is the functional method: a lambda of a sub-interface that implements another method, with run a
+ * default of that interface, is not plain). writeReplace is private to the lambda's
  * hidden class, in the caller's package: it is called reflectively where the caller's module opens that package
  * to this one (the unnamed module, or a module that opens it), and otherwise through serialization's own access
  * (an ObjectOutputStream whose replaceObject receives the SerializedLambda and stops the stream before the
@@ -100,11 +106,14 @@ final class ResumptionScan {
         "storeInt", "toString");
     private static final Set<String> CONTEXT_RESUMING = Set.of("syncThreads", "syncWarp", "diverge", "block",
         "warp", "tiledPartition", "grid");
-    /** JDK classes every method of which is known not to wait (none takes a function or calls user code). */
+    /**
+     * JDK classes whose methods are known not to wait: none takes a function, and none calls user code except those
+     * that take a CharSequence (Integer.parseInt(CharSequence, ...), Character.codePointAt, ...: its length and
+     * charAt), which are not plain.
+     */
     private static final Set<String> JDK_PLAIN_CLASSES = Set.of("java/lang/Math", "java/lang/StrictMath",
         "java/lang/Integer", "java/lang/Long", "java/lang/Float", "java/lang/Double", "java/lang/Boolean",
-        "java/lang/Short", "java/lang/Byte", "java/lang/Character", "java/lang/invoke/VarHandle",
-        "dev/jpipeline/simt/Dim3");
+        "java/lang/Short", "java/lang/Byte", "java/lang/Character", "dev/jpipeline/simt/Dim3");
     /** Memory classes (sealed, the JDK's own implementations) whose methods are plain unless they take a function. */
     private static final Set<String> MEMORY_CLASSES = Set.of("java/lang/foreign/MemorySegment",
         "java/lang/foreign/MemoryLayout", "java/lang/foreign/MemoryLayout$PathElement",
@@ -256,6 +265,14 @@ final class ResumptionScan {
     }
 
     private static Verdict scanLambda(Class<?> lambdaClass, SerializedLambda lambda) {
+        // The implementation method is what the lambda's run does only when run is the functional method: a lambda of
+        // a sub-interface of KernelBody implements that interface's own method, and run is its default (user code).
+        if (!lambda.getFunctionalInterfaceMethodName().equals("run")
+            || !lambda.getFunctionalInterfaceMethodSignature().equals(RUN_DESCRIPTOR)) {
+            return new Verdict(false, "it is a lambda of " + dotted(lambda.getFunctionalInterfaceClass())
+                + " implementing " + lambda.getFunctionalInterfaceMethodName() + ", not run(KernelContext): its run is"
+                + " the interface's default method, which is not read");
+        }
         String owner = lambda.getImplClass();
         String name = lambda.getImplMethodName();
         String descriptor = lambda.getImplMethodSignature();
@@ -529,8 +546,14 @@ final class ResumptionScan {
                 return "calls KernelContext." + name + at + ": shared and global variables are made by user code "
                     + "(their init), which a later slice compiles";
             }
-            if (JDK_PLAIN_CLASSES.contains(owner)) {
+            if (JDK_PLAIN_CLASSES.contains(owner) && !descriptor.contains("Ljava/lang/CharSequence;")) {
                 return null;
+            }
+            if (owner.equals("java/lang/invoke/VarHandle")) {
+                // its fences are static; an access mode runs whatever the handle is, and a combinator's
+                // (MethodHandles.filterValue, filterCoordinates, ...) runs the user's method handles
+                return bound ? null : "calls VarHandle." + name + at + ": a VarHandle may be a combinator "
+                    + "(MethodHandles.filterValue, ...) that runs user method handles";
             }
             if (MEMORY_CLASSES.contains(owner) && !descriptor.contains("Ljava/util/function/")) {
                 return null;
@@ -567,8 +590,23 @@ final class ResumptionScan {
 
         /** A Throwable's constructor: plain for the JDK's (a kernel may fail), scanned like a helper for a user's. */
         private String throwableConstructor(ClassCode code, Class<?> type, String descriptor, String at, int depth) {
-            if (type.getClassLoader() == null || type.getClassLoader() == ClassLoader.getPlatformClassLoader()) {
-                return null;
+            if (isJdk(type)) {
+                // Throwable(Throwable) calls the cause's toString, AssertionError(Object) String.valueOf: only
+                // primitives and strings are known not to reach user code
+                String arguments = descriptor.substring(1, descriptor.indexOf(')')).replace("Ljava/lang/String;", "");
+                return arguments.indexOf('L') < 0 && arguments.indexOf('[') < 0 ? null
+                    : "constructs " + type.getName() + at + " with an object argument, whose toString (user code) "
+                        + "its constructor may call";
+            }
+            // Throwable's constructors call fillInStackTrace, which the user's class may override
+            for (Class<?> c = type; !isJdk(c); c = c.getSuperclass()) {
+                try {
+                    c.getDeclaredMethod("fillInStackTrace");
+                    return "constructs " + type.getName() + at + ", whose class " + c.getName() + " overrides "
+                        + "fillInStackTrace (user code that Throwable's constructor calls)";
+                } catch (NoSuchMethodException e) {
+                    // not overridden here
+                }
             }
             ClassCode thrown = code(type);
             if (thrown.failure != null) {
@@ -579,6 +617,10 @@ final class ResumptionScan {
                 return "constructs " + type.getName() + at + ", whose class file lacks that constructor";
             }
             return method(thrown, constructor, depth + 1);
+        }
+
+        private static boolean isJdk(Class<?> type) {
+            return type.getClassLoader() == null || type.getClassLoader() == ClassLoader.getPlatformClassLoader();
         }
 
         private static String at(ClassCode code, int line) {
