@@ -435,6 +435,9 @@ final class ResumptionScan {
                                 : "a " + ClassDesc.ofDescriptor(produced).displayName())
                                 + " to a string (String.valueOf, as string concatenation does), which calls its"
                                 + " toString (user code)" + at(code, line) + in;
+                    case FieldInstruction field when field.opcode() == Opcode.GETSTATIC
+                        || field.opcode() == Opcode.PUTSTATIC ->
+                        staticInitializer(code, field.owner().asInternalName(), at(code, line) + in, depth);
                     case InvokeInstruction invoke -> invoke(code, invoke, at(code, line) + in, depth);
                     case InvokeDynamicInstruction indy -> invokedynamic(code, indy, at(code, line) + in, depth);
                     case MonitorInstruction monitor when monitor.opcode() == Opcode.MONITORENTER ->
@@ -588,6 +591,36 @@ final class ResumptionScan {
                 + "of its class are followed)";
         }
 
+        /**
+         * A static field of class {@code owner} is read or written: its first use runs the class's static initializer
+         * and its superclasses' (user code, unless the JDK's), which are scanned like helpers. The code's own class
+         * is initialized already (its code runs).
+         */
+        private String staticInitializer(ClassCode code, String owner, String at, int depth) {
+            if (owner.equals(code.internalName)) {
+                return null;
+            }
+            Class<?> type;
+            try {
+                type = Class.forName(dotted(owner), false, code.type.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError e) {
+                return "uses a static of " + dotted(owner) + at + ", whose class did not load (" + e + ")";
+            }
+            for (Class<?> c = type; c != null && !isJdk(c) && c != code.type; c = c.getSuperclass()) {
+                ClassCode initialized = code(c);
+                if (initialized.failure != null) {
+                    return initialized.failure;
+                }
+                MethodModel clinit = initialized.methods.get("<clinit>()V");
+                String failure = clinit == null ? null : method(initialized, clinit, depth + 1);
+                if (failure != null) {
+                    return "uses a static of " + type.getName() + at + ", whose first use runs the static "
+                        + "initializer of " + c.getName() + ", which " + failure;
+                }
+            }
+            return null;
+        }
+
         /** A Throwable's constructor: plain for the JDK's (a kernel may fail), scanned like a helper for a user's. */
         private String throwableConstructor(ClassCode code, Class<?> type, String descriptor, String at, int depth) {
             if (isJdk(type)) {
@@ -607,6 +640,10 @@ final class ResumptionScan {
                 } catch (NoSuchMethodException e) {
                     // not overridden here
                 }
+            }
+            String initializer = staticInitializer(code, type.getName().replace('.', '/'), at, depth);
+            if (initializer != null) {
+                return initializer;             // new runs the class's static initializer first
             }
             ClassCode thrown = code(type);
             if (thrown.failure != null) {

@@ -24,13 +24,13 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Hostile review of issue 27, slice 1 (ResumptionScan + Strand.runPlainBlock): kernels that the scan must not call
- * plain, and plain launches that must behave as on strands. Each false-plain kernel here uses its warp or syncs
+ * Kernels that try to hide a resumption point from ResumptionScan (issue 27, slice 1), and plain launches
+ * (Strand.runPlainBlock) that must behave as on strands. Each false-plain kernel here uses its warp or syncs
  * through code the scan does not see; run as a plain loop it dies with a NullPointerException (no warps, no barrier)
  * where on strands it gives the right result.
  */
 @Timeout(60)
-class PlainHostileReviewTest {
+class ResumptionScanEvasionTest {
 
     /** The context of the thread running now, stashed by the kernel (a putstatic, which the scan admits). */
     static volatile KernelContext stash;
@@ -202,8 +202,8 @@ class PlainHostileReviewTest {
         try {
             MethodType intToInt = MethodType.methodType(int.class, int.class);
             FILTERED = MethodHandles.filterValue(ValueLayout.JAVA_INT.varHandle(),
-                MethodHandles.lookup().findStatic(PlainHostileReviewTest.class, "toTarget", intToInt),
-                MethodHandles.lookup().findStatic(PlainHostileReviewTest.class, "fromTarget", intToInt));
+                MethodHandles.lookup().findStatic(ResumptionScanEvasionTest.class, "toTarget", intToInt),
+                MethodHandles.lookup().findStatic(ResumptionScanEvasionTest.class, "fromTarget", intToInt));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
