@@ -148,7 +148,7 @@ class SharedRegionTest {
         if (System.getProperty("user.name").equals("root")) {
             Files.setPosixFilePermissions(locked, PosixFilePermissions.fromString("rwx------"));
             List<String> command = concat(List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"),
-                dev.jpipeline.internal.ChildJvm.command(RegionChild.class, file.toString(), "2", "0"));
+                childCommandNobodyCanRun(file));
             Process child;
             try {
                 child = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -314,6 +314,34 @@ class SharedRegionTest {
         } finally {
             child.destroyForcibly();
         }
+    }
+
+    /**
+     * RegionChild's command, its class path copied below this test's folder (searchable by everyone): the build's
+     * own class folders may sit below one that only their owner can enter (a checkout in a {@code mktemp -d}
+     * folder), where user nobody could not load the child's classes.
+     */
+    private List<String> childCommandNobodyCanRun(Path file) throws Exception {
+        List<String> command = new java.util.ArrayList<>(
+            dev.jpipeline.internal.ChildJvm.command(RegionChild.class, file.toString(), "2", "0"));
+        List<String> copies = new java.util.ArrayList<>();
+        for (Class<?> c : List.of(RegionChild.class, SharedRegion.class)) {
+            Path from = Path.of(c.getProtectionDomain().getCodeSource().getLocation().toURI());
+            Path to = dir.resolve("classpath-" + copies.size() + (Files.isDirectory(from) ? "" : ".jar"));
+            try (var paths = Files.walk(from)) {
+                for (Path source : (Iterable<Path>) paths::iterator) {
+                    Path target = Files.isDirectory(from) ? to.resolve(from.relativize(source).toString()) : to;
+                    if (Files.isDirectory(source)) {
+                        Files.createDirectories(target);
+                    } else {
+                        Files.copy(source, target);
+                    }
+                }
+            }
+            copies.add(to.toString());
+        }
+        command.set(command.indexOf("-cp") + 1, String.join(java.io.File.pathSeparator, copies));
+        return command;
     }
 
     private static List<String> concat(List<String> a, List<String> b) {
