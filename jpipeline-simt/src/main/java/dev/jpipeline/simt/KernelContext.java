@@ -65,6 +65,11 @@ public final class KernelContext {
         this.warpGroup = null;
     }
 
+    /** Whether this context's launch has been aborted (a compiled kernel's loop looks at each warp). */
+    boolean launchAborted() {
+        return launch.aborted();
+    }
+
     /** Points this context, bound by {@link #bindPlainBlock}, at block rank {@code rank}. */
     void bindPlainRank(int rank) {
         this.rank = rank;

@@ -38,10 +38,20 @@ final class Launch {
     /** Checked execution's state for this launch, or null for a normal launch. */
     final CheckedLaunch checked;
     /**
-     * Whether the kernel reaches no resumption point (ResumptionScan) and the launch is not checked: then each block
-     * runs as a plain loop over its threads (Strand.runPlainBlock).
+     * Whether the launch is not checked and its kernel reaches no resumption point (ResumptionScan), or is compiled
+     * into regions: then each block runs as a loop over its threads (Strand.runPlainBlock, Strand.runCompiledBlock),
+     * which never waits.
      */
     final boolean plain;
+    /**
+     * The kernel compiled into regions (RegionCompiler), or null: then a plain launch runs the body's run calls in a
+     * loop (Strand.runPlainBlock), and any other runs on strands. Set only with {@link #plain}.
+     */
+    final RegionCompiler.Compiled compiled;
+    /** The values the compiled kernel takes before its context (ResumptionScan.captured), or null. */
+    final Object[] captured;
+    /** Blocks this JVM ran compiled (Strand.runCompiledBlock), for tests and diagnostics: one add per block. */
+    static final java.util.concurrent.atomic.LongAdder COMPILED_BLOCKS = new java.util.concurrent.atomic.LongAdder();
     /** How many blocks a slot of a plain launch takes at a time (claimPlainBlock). */
     private final int plainChunk;
     /** Per slot of a plain launch: its range [next, end) of block indices, and its finished blocks not yet counted. */
@@ -94,7 +104,11 @@ final class Launch {
                 + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");
         }
         this.checked = session == null ? null : new CheckedLaunch(session, this);
-        this.plain = checked == null && ResumptionScan.scan(body).plain();
+        ResumptionScan.Verdict verdict = checked == null ? ResumptionScan.scan(body) : null;
+        Object[] values = verdict == null || verdict.compiled() == null ? null : ResumptionScan.captured(body, verdict);
+        this.compiled = values == null ? null : verdict.compiled();
+        this.captured = values;
+        this.plain = compiled != null || verdict != null && verdict.plain();
         this.threadIndex = new Dim3[block.volume()];
         for (int r = 0; r < threadIndex.length; r++) {
             threadIndex[r] = block.index(r);
@@ -303,6 +317,31 @@ final class Launch {
     /** A kernel thread threw: the first failure fails the launch and aborts it. */
     void failed(KernelThread kt, Throwable t) {
         if (fail("thread " + threadIndex(kt.rank) + " of block " + kt.scheduler.block.blockIdx + " failed: " + t, t)) {
+            abortBlocks();
+        }
+    }
+
+    /**
+     * A compiled block's round ended with {@code waiting} threads stopped at a {@code __syncthreads} and the others
+     * returned ({@code states}: RegionCompiler.RETURNED, or the sync each stopped at): on strands the waiting
+     * threads would wait for ever, since a thread that has returned still counts (KernelContext.syncThreads). The
+     * launch fails with the report a hang of strands gives, at once: nothing could wake them.
+     */
+    void strandedAtSync(BlockScheduler scheduler, int[] states, int waiting) {
+        int size = scheduler.block.size;
+        StringBuilder report = new StringBuilder("kernel launch ").append(gridDim).append(" x ").append(blockDim)
+            .append(" hung: every live thread is blocked with nothing left to wake it\n  block ")
+            .append(scheduler.block.blockIdx).append(": every started thread is blocked");
+        for (int r = 0; r < size; r++) {
+            if (states[r] != RegionCompiler.RETURNED) {
+                report.append("\n    thread ").append(threadIndex(r)).append(": waits in __syncthreads of block ")
+                    .append(scheduler.block.blockIdx).append(": ").append(waiting).append(" of ").append(size)
+                    .append(" threads arrived");
+            }
+        }
+        int left = size - waiting;
+        report.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
+        if (fail(report.toString(), null)) {
             abortBlocks();
         }
     }

@@ -34,6 +34,7 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Modifier;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicReference;
@@ -134,6 +135,11 @@ final class ResumptionScan {
         "Ljava/lang/Long;", "Ljava/lang/Float;", "Ljava/lang/Double;", "Ljava/lang/Boolean;", "Ljava/lang/Short;",
         "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ldev/jpipeline/simt/Dim3;", "L" + KERNEL_CONTEXT + ";");
 
+    /** Classes of __shared__ array keys whose hashCode and equals are the JDK's. */
+    private static final Set<String> KEY_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
+        "Ljava/lang/Long;", "Ljava/lang/Short;", "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ljava/lang/Boolean;",
+        "Ljava/lang/Class;");
+
     private static final Verdict SWITCHED_OFF =
         new Verdict(false, "compilation switched off (-D" + SWITCH + "=false)");
 
@@ -147,11 +153,18 @@ final class ResumptionScan {
     /**
      * Whether a kernel may run as a plain loop over a block's threads.
      *
-     * @param plain  true only when the scan proved that the kernel reaches no resumption point
-     * @param reason why it is not plain, in words a user can act on (what it calls and where); null when plain
+     * @param plain    true only when the scan proved that the kernel reaches no resumption point
+     * @param reason   why it is not plain, in words a user can act on (what it calls and where); null when plain
+     * @param compiled the kernel compiled into regions (RegionCompiler), or null where it runs uncompiled: as a
+     *                 plain loop of its run calls when plain, else on strands
+     * @param lambda   whether the kernel's captured values come from its SerializedLambda (else the kernel object
+     *                 is the only one: the receiver of its class's run)
+     * @param refusal  why a kernel that could have been compiled was not, or null
      */
-    record Verdict(boolean plain, String reason) {
-        static final Verdict PLAIN = new Verdict(true, null);
+    record Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal) {
+        Verdict(boolean plain, String reason) {
+            this(plain, reason, null, false, null);
+        }
     }
 
     /** Says once per kernel class why it runs on strands (DEBUG: {@code dev.jpipeline.simt}). */
@@ -174,9 +187,10 @@ final class ResumptionScan {
         Verdict verdict = cached.get();
         if (verdict == null) {
             Verdict found = uncachedScan(body);
-            if (cached.compareAndSet(null, found) && !found.plain()) {      // a racing scan found the same
+            if (cached.compareAndSet(null, found) && found.compiled() == null) {   // a racing scan found the same
                 LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + body.getClass().getName()
-                    + " runs its threads on strands, not as a plain loop: " + found.reason());
+                    + (found.plain() ? " runs as a plain loop, not compiled: " + found.refusal()
+                    : " runs its threads on strands, not compiled into regions: " + found.reason()));
             }
             verdict = found;
         }
@@ -304,8 +318,7 @@ final class ResumptionScan {
             return new Verdict(false, "it is a reference to the overridable method " + where
                 + ", whose code depends on the receiver: make it static, private or final");
         }
-        String failure = scan.method(code, method, 0);
-        return failure == null ? Verdict.PLAIN : new Verdict(false, failure);
+        return verdict(scan, code, method, true);
     }
 
     private static Verdict scanClass(Class<?> type) {
@@ -317,12 +330,57 @@ final class ResumptionScan {
             }
             MethodModel run = code.methods.get("run" + RUN_DESCRIPTOR);
             if (run != null && !run.flags().has(AccessFlag.ABSTRACT)) {
-                String failure = scan.method(code, run, 0);
-                return failure == null ? Verdict.PLAIN : new Verdict(false, failure);
+                return verdict(scan, code, run, false);
             }
         }
         return new Verdict(false, "its code could not be read: no run(KernelContext) found in " + type.getName()
             + " or its superclasses");
+    }
+
+    /**
+     * Scans the kernel's method and, where its only resumption points are {@code __syncthreads} in its own body (or
+     * it has none), compiles it into regions.
+     */
+    private static Verdict verdict(Scan scan, ClassCode code, MethodModel method, boolean lambda) {
+        scan.body = code.internalName + "." + method.methodName().stringValue() + method.methodType().stringValue();
+        String failure = scan.method(code, method, 0);
+        if (failure != null) {
+            return new Verdict(false, failure);
+        }
+        boolean plain = scan.firstSync == null;
+        if (!plain && scan.bodyReentered) {
+            return new Verdict(false, scan.firstSync + "; its body is called again from its own code, which the "
+                + "region compiler does not follow");
+        }
+        try {
+            return new Verdict(plain, scan.firstSync, RegionCompiler.compile(code.type, code.model, method), lambda,
+                null);
+        } catch (RegionCompiler.Refusal refusal) {
+            return plain ? new Verdict(true, null, null, lambda, refusal.getMessage())
+                : new Verdict(false, scan.firstSync + "; it could not be compiled into regions: "
+                    + refusal.getMessage());
+        }
+    }
+
+    /**
+     * The values a compiled kernel's method takes before its KernelContext: a lambda's captured values (its
+     * receiver first, for an instance method), or the kernel object itself for a class's run; null where they
+     * cannot be read (the launch then runs the kernel uncompiled).
+     */
+    static Object[] captured(KernelBody body, Verdict verdict) {
+        if (!verdict.lambda()) {
+            return new Object[] {body};
+        }
+        try {
+            SerializedLambda lambda = serializedLambda(body);
+            Object[] values = new Object[lambda.getCapturedArgCount()];
+            for (int i = 0; i < values.length; i++) {
+                values[i] = lambda.getCapturedArg(i);
+            }
+            return values;
+        } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+            return null;
+        }
     }
 
     /** Whether a call to {@code method} of the class {@code code} runs exactly that method's code. */
@@ -354,9 +412,11 @@ final class ResumptionScan {
         final boolean effectivelyFinal;
         final Map<String, MethodModel> methods = new HashMap<>();
         final String failure;
+        final ClassModel model;
 
         ClassCode(Class<?> type, ClassModel model) {
             this.type = type;
+            this.model = model;
             this.internalName = model.thisClass().asInternalName();
             this.sourceFile = model.findAttribute(Attributes.sourceFile())
                 .map(a -> a.sourceFile().stringValue()).orElse(null);
@@ -370,6 +430,7 @@ final class ResumptionScan {
 
         ClassCode(Class<?> type, String failure) {
             this.type = type;
+            this.model = null;
             this.internalName = type.getName().replace('.', '/');
             this.sourceFile = null;
             this.effectivelyFinal = false;
@@ -381,6 +442,12 @@ final class ResumptionScan {
     private static final class Scan {
         private final Map<Class<?>, ClassCode> classes = new HashMap<>();
         private final Set<String> entered = new HashSet<>();
+        /** The kernel's own method (owner.name+descriptor), whose __syncthreads calls the compiler splits at. */
+        String body;
+        /** Why the kernel is not plain, from its first __syncthreads in its own body; null when none. */
+        String firstSync;
+        /** Whether the kernel's own method is called from its code (then its syncs run uncompiled). */
+        boolean bodyReentered;
 
         ClassCode code(Class<?> type) {
             return classes.computeIfAbsent(type, Scan::read);
@@ -407,7 +474,9 @@ final class ResumptionScan {
          */
         String method(ClassCode code, MethodModel method, int depth) {
             String name = method.methodName().stringValue();
-            if (!entered.add(code.internalName + "." + name + method.methodType().stringValue())) {
+            String key = code.internalName + "." + name + method.methodType().stringValue();
+            if (!entered.add(key)) {
+                bodyReentered |= key.equals(body);
                 return null;  // scanned already, or being scanned further up this chain: its own scan decides
             }
             String in = depth == 0 ? "" : " (in " + readable(code, name) + ")";
@@ -423,11 +492,24 @@ final class ResumptionScan {
             }
             int line = -1;
             String produced = null;  // the type the previous instruction left on the stack, where known
-            for (CodeElement element : body) {
+            List<CodeElement> elements = body.elementList();
+            Map<Integer, FrameAnalysis.State> arrays = sharedArrayCalls(code, method, body);
+            for (int i = 0; i < elements.size(); i++) {
+                CodeElement element = elements.get(i);
                 String failure = switch (element) {
                     case LineNumber number -> {
                         line = number.line();
                         yield null;
+                    }
+                    case InvokeInstruction invoke when isSharedArray(invoke) -> {
+                        FrameAnalysis.State state = arrays == null ? null : arrays.get(i);
+                        FrameAnalysis.VType keyType = state == null ? null
+                            : state.stack().get(state.stack().size() - 2);
+                        yield keyType != null && keyType.kind() == FrameAnalysis.Kind.REFERENCE
+                            && KEY_TYPES.contains(keyType.type().descriptorString()) ? null
+                            : "calls KernelContext.sharedArray" + at(code, line) + in + " with a key whose class is "
+                                + "not known to be the JDK's (String, a box, Class): its hashCode and equals may be "
+                                + "user code";
                     }
                     case InvokeInstruction invoke when isStringValueOfObject(invoke) ->
                         produced != null && CONCAT_TYPES.contains(produced) ? null
@@ -456,6 +538,26 @@ final class ResumptionScan {
                 }
             }
             return null;
+        }
+
+        private static boolean isSharedArray(CodeElement element) {
+            return element instanceof InvokeInstruction invoke && invoke.owner().asInternalName().equals(KERNEL_CONTEXT)
+                && invoke.name().equalsString("sharedArray");
+        }
+
+        /** The stack before each sharedArray call of {@code method}, to judge its key's type; null if unreadable. */
+        private static Map<Integer, FrameAnalysis.State> sharedArrayCalls(ClassCode code, MethodModel method,
+                                                                          CodeModel body) {
+            if (!(body instanceof java.lang.classfile.attribute.CodeAttribute attribute)
+                || body.elementList().stream().noneMatch(Scan::isSharedArray)) {
+                return null;
+            }
+            try {
+                return FrameAnalysis.analyse(attribute, code.model.thisClass().asSymbol(),
+                    method.flags().has(AccessFlag.STATIC), method.methodTypeSymbol(), Scan::isSharedArray);
+            } catch (IllegalArgumentException e) {
+                return null;
+            }
         }
 
         private static boolean isStringValueOfObject(InvokeInstruction invoke) {
@@ -507,6 +609,10 @@ final class ResumptionScan {
                 && indy.bootstrapArgs().get(1) instanceof DirectMethodHandleDesc target) {
                 // Making a lambda runs nothing; its body can only run through an interface call (unknown, so not
                 // plain). Its code is scanned all the same, as a call to its implementation method.
+                if (internalName(target.owner()).equals(KERNEL_CONTEXT) && !CONTEXT_PLAIN.contains(target.methodName())) {
+                    return "makes a method reference to KernelContext." + target.methodName() + at
+                        + ", which may run as a resumption point anywhere";
+                }
                 boolean bound = switch (target.kind()) {
                     case STATIC, INTERFACE_STATIC, SPECIAL, INTERFACE_SPECIAL, CONSTRUCTOR -> true;
                     default -> false;
@@ -540,6 +646,13 @@ final class ResumptionScan {
             }
             if (owner.equals(KERNEL_CONTEXT)) {
                 if (CONTEXT_PLAIN.contains(name)) {
+                    return null;
+                }
+                if (depth == 0 && name.equals("syncThreads") && descriptor.equals("()V")) {
+                    if (firstSync == null) {            // compiled into regions: split at each such call
+                        firstSync = "calls KernelContext.syncThreads" + at + ", a resumption point (it waits for "
+                            + "the block's other threads)";
+                    }
                     return null;
                 }
                 if (CONTEXT_RESUMING.contains(name)) {

@@ -30,6 +30,8 @@ final class Strand implements ParkListener, Runnable {
     private volatile KernelThread current;
     /** The thread it was handed while idle or before it started: written by the assigner before it unparks. */
     private volatile KernelThread assigned;
+    /** The per-thread frames of the compiled blocks it runs, kept for its next block. Confined to this strand. */
+    private final RegionFrames frames = new RegionFrames();
 
     Strand(Launch launch, KernelThread first) {
         this.launch = launch;
@@ -86,7 +88,7 @@ final class Strand implements ParkListener, Runnable {
      */
     private KernelThread runThread(KernelThread kt) {
         if (launch.plain) {
-            return runPlainBlock(kt);
+            return launch.compiled != null ? runCompiledBlock(kt) : runPlainBlock(kt);
         }
         kt.strand = this;
         current = kt;
@@ -144,6 +146,56 @@ final class Strand implements ParkListener, Runnable {
             current = null;
         }
         Launch.PLAIN_BLOCKS.increment();
+        return scheduler.finishedPlain(first);
+    }
+
+    /**
+     * Runs the block whose first thread is {@code first} through its kernel's compiled regions ({@link RegionCompiler}):
+     * each round runs every thread that has not returned from where it stopped to its next {@code __syncthreads}
+     * (or its end), and the block goes on once every thread has stopped. A round in which some threads stopped at a
+     * sync while others returned is the hang {@link KernelContext#syncThreads()} describes (the threads that returned
+     * still count): the launch fails at once with the report a hang of strands gives. A thread that throws fails the
+     * launch as in {@link #runThread} and stops the block; an abort from elsewhere stops it at its next warp. Returns
+     * what this strand runs next, or null.
+     */
+    private KernelThread runCompiledBlock(KernelThread first) {
+        BlockScheduler scheduler = first.scheduler;
+        first.strand = this;
+        current = first;
+        int size = scheduler.block.size;
+        RegionCompiler.Compiled kernel = launch.compiled;
+        KernelContext ctx = context;
+        ctx.bindPlainBlock(first);
+        Thread.interrupted();               // as in runPlainBlock: a compiled kernel cannot read its status
+        int width = kernel.syncs() == 0 ? 0 : kernel.width();
+        int[] states = frames.states(size);
+        long[] prims = frames.prims(size * width);
+        Object[] refs = frames.refs(size * width);
+        try {
+            for (;;) {
+                int waiting = (int) kernel.region().invokeExact(launch.captured, ctx, prims, refs, states, width,
+                    size);
+                if (waiting == 0 || waiting == RegionCompiler.ABORTED) {
+                    break;
+                }
+                if (waiting < size) {
+                    launch.strandedAtSync(scheduler, states, waiting);
+                    break;
+                }
+            }
+        } catch (KernelAbortedException aborted) {
+            // the launch has already failed or hung; its report says why
+        } catch (Throwable t) {
+            launch.failed(new KernelThread(scheduler, ctx.threadRank()), t);
+        } finally {
+            frames.clear(size * width);
+            first.finish();
+            current = null;
+        }
+        Launch.COMPILED_BLOCKS.increment();
+        if (kernel.syncs() == 0) {
+            Launch.PLAIN_BLOCKS.increment();
+        }
         return scheduler.finishedPlain(first);
     }
 

@@ -112,16 +112,18 @@ class PlainBlockTest {
     }
 
     @Test
-    void aKernelWithASyncRunsOnStrands() {
+    void aKernelWithAWarpSyncRunsOnStrands() {
         MemorySegment out = Arena.ofAuto().allocate(8L * 2 * 32);
         KernelBody body = ctx -> {
-            ctx.syncThreads();
+            ctx.syncWarp();                     // not compiled yet (slice 3): strands
             out.setAtIndex(ValueLayout.JAVA_LONG, ctx.globalRank(), ctx.globalRank() * 3 + ctx.threadRank());
         };
         assertFalse(ResumptionScan.scan(body).plain());
         long before = Launch.PLAIN_BLOCKS.sum();
+        long compiledBefore = Launch.COMPILED_BLOCKS.sum();
         Kernel.launch(Dim3.of(2), Dim3.of(32), 0, body);
         assertEquals(0, Launch.PLAIN_BLOCKS.sum() - before);
+        assertEquals(0, Launch.COMPILED_BLOCKS.sum() - compiledBefore);
         checkIndices(out, Dim3.of(2), Dim3.of(32));
     }
 }

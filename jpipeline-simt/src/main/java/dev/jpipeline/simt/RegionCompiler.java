@@ -1,0 +1,480 @@
+package dev.jpipeline.simt;
+
+import dev.jpipeline.simt.FrameAnalysis.Kind;
+import dev.jpipeline.simt.FrameAnalysis.State;
+import dev.jpipeline.simt.FrameAnalysis.VType;
+import java.lang.classfile.Attribute;
+import java.lang.classfile.ClassFile;
+import java.lang.classfile.ClassHierarchyResolver;
+import java.lang.classfile.ClassModel;
+import java.lang.classfile.CodeBuilder;
+import java.lang.classfile.CodeElement;
+import java.lang.classfile.CodeTransform;
+import java.lang.classfile.Label;
+import java.lang.classfile.MethodModel;
+import java.lang.classfile.Opcode;
+import java.lang.classfile.TypeKind;
+import java.lang.classfile.attribute.CodeAttribute;
+import java.lang.classfile.attribute.SourceFileAttribute;
+import java.lang.classfile.instruction.CharacterRange;
+import java.lang.classfile.instruction.IncrementInstruction;
+import java.lang.classfile.instruction.InvokeInstruction;
+import java.lang.classfile.instruction.LoadInstruction;
+import java.lang.classfile.instruction.LocalVariable;
+import java.lang.classfile.instruction.LocalVariableType;
+import java.lang.classfile.instruction.ReturnInstruction;
+import java.lang.classfile.instruction.StoreInstruction;
+import java.lang.constant.ClassDesc;
+import java.lang.constant.ConstantDescs;
+import java.lang.constant.DynamicConstantDesc;
+import java.lang.constant.MethodTypeDesc;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.lang.reflect.AccessFlag;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Compiles a kernel whose only resumption points are {@code __syncthreads} in its own body into a resumable step
+ * and a loop over a block's threads (issue 27, slice 2: PoCL's work-group loops, MCUDA's deep fission, the
+ * continuations of SYCL Native CPU).
+ *
+ * <pre>
+ * The kernel's method M(captured..., KernelContext ctx) becomes, in a hidden class that is a nestmate of M's class
+ * (so that M's code keeps its access to private members), the static method
+ *
+ *   int step(Object[] captured, KernelContext ctx, long[] prims, Object[] refs, int base, int state)
+ *
+ * which runs one CUDA thread from its state to its next __syncthreads or its end: it returns the number k (1..K)
+ * of the sync it stopped at, or -1 when the thread has returned. Its code is M's, with M's locals moved up by the
+ * six slots of step's parameters, and:
+ *   - a prologue: M's parameters taken from captured (unboxed where primitive) and ctx, then a tableswitch on state
+ *     to the start (0) or to the restore block of sync k, which reloads the locals that live across sync k (those
+ *     the verifier types there: FrameAnalysis) from the thread's frame, prims[base + slot] (int, float and double
+ *     as long bits) and refs[base + slot] (checkcast to the verifier's type), and jumps behind the sync;
+ *   - each ctx.syncThreads() replaced by: null-check the receiver, store those locals into the frame, return k;
+ *   - each return replaced by returning -1; each invokespecial of a private method of M's class by invokevirtual
+ *     (a nestmate calls private methods that way).
+ * Only a sync with nothing on the operand stack below its receiver is allowed (javac's statement ctx.syncThreads();
+ * always is), and nothing the verifier types uninitialized may live across it.
+ *
+ * The loop, in the same class so that the JIT sees one monomorphic step call and can inline it:
+ *
+ *   int region(Object[] captured, KernelContext ctx, long[] prims, Object[] refs, int[] states, int width, int size)
+ *
+ * runs every thread r of the block whose state is not -1 (bound with ctx.bindPlainRank(r) through a class-data
+ * method handle, which the JIT inlines as a constant), stores its new state, and returns how many threads stopped
+ * at a sync, or -2 when the launch was found aborted (looked at every 32 threads: a warp). A throwable from a thread
+ * leaves the loop; ctx's rank says which thread threw.
+ * </pre>
+ */
+final class RegionCompiler {
+
+    /** What compiling gave: the loop's handle and the frame width, or why the kernel cannot be compiled. */
+    record Compiled(MethodHandle region, int width, int syncs) {
+    }
+
+    /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
+    static final class Refusal extends Exception {
+        Refusal(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** The state a thread has once it has returned. */
+    static final int RETURNED = -1;
+    /** What region returns when it found the launch aborted. */
+    static final int ABORTED = -2;
+
+    private static final ClassDesc CD_KERNEL_CONTEXT = ClassDesc.of("dev.jpipeline.simt.KernelContext");
+    private static final ClassDesc CD_OBJECTS = ClassDesc.of("java.util.Objects");
+    private static final MethodTypeDesc STEP_TYPE = MethodTypeDesc.of(ConstantDescs.CD_int,
+        ConstantDescs.CD_Object.arrayType(), CD_KERNEL_CONTEXT, ConstantDescs.CD_long.arrayType(),
+        ConstantDescs.CD_Object.arrayType(), ConstantDescs.CD_int, ConstantDescs.CD_int);
+    private static final MethodTypeDesc REGION_TYPE = MethodTypeDesc.of(ConstantDescs.CD_int,
+        ConstantDescs.CD_Object.arrayType(), CD_KERNEL_CONTEXT, ConstantDescs.CD_long.arrayType(),
+        ConstantDescs.CD_Object.arrayType(), ConstantDescs.CD_int.arrayType(), ConstantDescs.CD_int,
+        ConstantDescs.CD_int);
+    /** The region method's type as a handle sees it. */
+    static final MethodType REGION_METHOD_TYPE = MethodType.methodType(int.class, Object[].class, KernelContext.class,
+        long[].class, Object[].class, int[].class, int.class, int.class);
+    private static final MethodTypeDesc BIND_TYPE = MethodTypeDesc.of(ConstantDescs.CD_void, CD_KERNEL_CONTEXT,
+        ConstantDescs.CD_int);
+    private static final MethodTypeDesc ABORTED_TYPE = MethodTypeDesc.of(ConstantDescs.CD_boolean, CD_KERNEL_CONTEXT);
+    private static final DynamicConstantDesc<MethodHandle> BIND = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 0);
+    private static final DynamicConstantDesc<MethodHandle> ABORTED_CHECK = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 1);
+    /** step's own parameters take slots 0..5; M's locals follow. */
+    private static final int CAPTURED = 0;
+    private static final int CONTEXT = 1;
+    private static final int PRIMS = 2;
+    private static final int REFS = 3;
+    private static final int BASE = 4;
+    private static final int STATE = 5;
+    private static final int SHIFT = 6;
+
+    private static final List<MethodHandle> CLASS_DATA;
+
+    static {
+        try {
+            MethodHandles.Lookup own = MethodHandles.lookup();
+            CLASS_DATA = List.of(
+                own.findVirtual(KernelContext.class, "bindPlainRank", MethodType.methodType(void.class, int.class)),
+                own.findVirtual(KernelContext.class, "launchAborted", MethodType.methodType(boolean.class)));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    private RegionCompiler() {
+    }
+
+    /**
+     * Compiles {@code method} of {@code host}.
+     *
+     * @param host      the class that declares the kernel's method (a lambda's implementation class)
+     * @param model     its class file
+     * @param method    the kernel's method: its last parameter is the KernelContext, the others (and the receiver
+     *                  of an instance method) are the captured values in order
+     * @throws Refusal where the code is beyond this compiler, saying why
+     */
+    static Compiled compile(Class<?> host, ClassModel model, MethodModel method) throws Refusal {
+        boolean isStatic = method.flags().has(AccessFlag.STATIC);
+        MethodTypeDesc type = method.methodTypeSymbol();
+        String where = host.getName() + "." + method.methodName().stringValue();
+        if (type.parameterCount() == 0 || !type.parameterType(type.parameterCount() - 1).equals(CD_KERNEL_CONTEXT)
+            || !type.returnType().equals(ConstantDescs.CD_void)) {
+            throw new Refusal(where + type.descriptorString() + " does not end with a KernelContext parameter and "
+                + "return void");
+        }
+        if (model.majorVersion() < ClassFile.JAVA_7_VERSION) {
+            throw new Refusal(host.getName() + " is a class file of version " + model.majorVersion()
+                + ", older than Java 7's (its code carries no stack map frames)");
+        }
+        if (method.flags().has(AccessFlag.SYNCHRONIZED)) {
+            throw new Refusal(where + " is synchronized");
+        }
+        CodeAttribute code = (CodeAttribute) method.code()
+            .orElseThrow(() -> new Refusal(where + " has no code"));
+        Map<Integer, State> syncs;
+        try {
+            syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
+                RegionCompiler::isSync);
+        } catch (IllegalArgumentException e) {
+            throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
+        }
+        List<CodeElement> elements = code.elementList();
+        List<Integer> order = new ArrayList<>();
+        for (int i = 0; i < elements.size(); i++) {
+            if (isSync(elements.get(i))) {
+                State state = syncs.get(i);
+                if (state == null) {
+                    continue;                   // unreachable: left as it is (it never runs)
+                }
+                if (state.stack().size() != 1) {
+                    throw new Refusal(where + " calls syncThreads with values on the operand stack (inside an "
+                        + "expression)");
+                }
+                for (VType local : state.locals()) {
+                    if (local.kind() == Kind.UNINITIALIZED) {
+                        throw new Refusal(where + " keeps an object under construction across syncThreads");
+                    }
+                }
+                order.add(i);
+            }
+        }
+        ClassDesc self = ClassDesc.of(host.getName() + "$$KernelRegions");
+        boolean hostIsInterface = host.isInterface();
+        String sourceFile = model.findAttribute(java.lang.classfile.Attributes.sourceFile())
+            .map(a -> a.sourceFile().stringValue()).orElse(null);
+        ClassLoader loader = host.getClassLoader();
+        ClassHierarchyResolver resolver = ClassHierarchyResolver.defaultResolver()
+            .orElse(loader == null ? ClassHierarchyResolver.defaultResolver()
+                : ClassHierarchyResolver.ofResourceParsing(loader))
+            .orElse(ClassHierarchyResolver.ofClassLoading(loader == null ? ClassLoader.getPlatformClassLoader()
+                : loader));
+        byte[] bytes;
+        try {
+            bytes = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver)).build(self, cb -> {
+                cb.withFlags(AccessFlag.FINAL, AccessFlag.SYNTHETIC);
+                if (sourceFile != null) {
+                    cb.with(SourceFileAttribute.of(sourceFile));
+                }
+                cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
+                    mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
+                        hostIsInterface, syncs, order, where)));
+                cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> region(b, self));
+            });
+        } catch (RefusalInBuild e) {
+            throw new Refusal(e.getMessage());
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw new Refusal("the regions of " + where + " could not be generated: " + e);
+        }
+        try {
+            MethodHandles.Lookup hostLookup = MethodHandles.privateLookupIn(host, MethodHandles.lookup());
+            MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, CLASS_DATA, true,
+                MethodHandles.Lookup.ClassOption.NESTMATE);
+            MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
+            return new Compiled(region, code.maxLocals(), order.size());
+        } catch (IllegalAccessException e) {
+            throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
+                + "code beside it (" + e.getMessage() + ")");
+        } catch (ReflectiveOperationException | LinkageError | IllegalArgumentException e) {
+            throw new Refusal("the regions of " + where + " did not load: " + e);
+        }
+    }
+
+    private static boolean isSync(CodeElement element) {
+        return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
+            && invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && invoke.name().equalsString("syncThreads")
+            && invoke.type().equalsString("()V");
+    }
+
+    /** A refusal found while the class is being built (the builder's lambdas cannot throw checked exceptions). */
+    private static final class RefusalInBuild extends RuntimeException {
+        RefusalInBuild(String message) {
+            super(message, null, false, false);
+        }
+    }
+
+    /** Rewrites M's code into step (see the class comment). Stateful: one per method built. */
+    private static final class StepTransform implements CodeTransform {
+        private final MethodTypeDesc type;
+        private final boolean isStatic;
+        private final ClassDesc owner;
+        private final boolean ownerIsInterface;
+        private final Map<Integer, State> syncs;
+        private final List<Integer> order;
+        private final String where;
+        private final Label[] resume;
+        private int index;
+
+        StepTransform(MethodTypeDesc type, boolean isStatic, ClassDesc owner, boolean ownerIsInterface,
+                      Map<Integer, State> syncs, List<Integer> order, String where) {
+            this.type = type;
+            this.isStatic = isStatic;
+            this.owner = owner;
+            this.ownerIsInterface = ownerIsInterface;
+            this.syncs = syncs;
+            this.order = order;
+            this.where = where;
+            this.resume = new Label[order.size()];
+        }
+
+        @Override
+        public void atStart(CodeBuilder b) {
+            int slot = 0;
+            int captured = 0;
+            if (!isStatic) {
+                b.aload(CAPTURED).loadConstant(captured++).aaload().checkcast(owner).astore(SHIFT + slot++);
+            }
+            for (int p = 0; p < type.parameterCount(); p++) {
+                ClassDesc parameter = type.parameterType(p);
+                TypeKind kind = TypeKind.from(parameter);
+                if (p == type.parameterCount() - 1) {
+                    b.aload(CONTEXT).astore(SHIFT + slot);
+                } else {
+                    b.aload(CAPTURED).loadConstant(captured++).aaload();
+                    unbox(b, parameter);
+                    b.storeLocal(kind, SHIFT + slot);
+                }
+                slot += kind.slotSize();
+            }
+            if (order.isEmpty()) {
+                return;
+            }
+            Label start = b.newLabel();
+            Label[] restore = new Label[order.size()];
+            List<java.lang.classfile.instruction.SwitchCase> cases = new ArrayList<>();
+            cases.add(java.lang.classfile.instruction.SwitchCase.of(0, start));
+            for (int k = 0; k < order.size(); k++) {
+                restore[k] = b.newLabel();
+                resume[k] = b.newLabel();
+                cases.add(java.lang.classfile.instruction.SwitchCase.of(k + 1, restore[k]));
+            }
+            Label bad = b.newLabel();
+            b.iload(STATE).tableswitch(0, order.size(), bad, cases);
+            b.labelBinding(bad);
+            b.new_(ClassDesc.of("java.lang.IllegalStateException")).dup().ldc("no such resumption state").invokespecial(ClassDesc.of("java.lang.IllegalStateException"),
+                    ConstantDescs.INIT_NAME, MethodTypeDesc.of(ConstantDescs.CD_void, ConstantDescs.CD_String))
+                .athrow();
+            for (int k = 0; k < order.size(); k++) {
+                b.labelBinding(restore[k]);
+                VType[] locals = syncs.get(order.get(k)).locals();
+                for (int s = 0; s < locals.length; s++) {
+                    restoreLocal(b, locals[s], s);
+                }
+                b.goto_(resume[k]);
+            }
+            b.labelBinding(start);
+        }
+
+        @Override
+        public void accept(CodeBuilder b, CodeElement element) {
+            int i = index++;
+            switch (element) {
+                case LoadInstruction load -> b.loadLocal(load.typeKind(), load.slot() + SHIFT);
+                case StoreInstruction store -> b.storeLocal(store.typeKind(), store.slot() + SHIFT);
+                case IncrementInstruction inc -> b.iinc(inc.slot() + SHIFT, inc.constant());
+                case ReturnInstruction ignored -> b.loadConstant(RETURNED).ireturn();
+                case LocalVariable ignored -> { }
+                case LocalVariableType ignored -> { }
+                case CharacterRange ignored -> { }
+                case InvokeInstruction invoke when isSync(invoke) && syncs.containsKey(i) -> {
+                    int k = order.indexOf(i);
+                    b.invokestatic(CD_OBJECTS, "requireNonNull", MethodTypeDesc.of(ConstantDescs.CD_Object,
+                        ConstantDescs.CD_Object)).pop();
+                    VType[] locals = syncs.get(i).locals();
+                    for (int s = 0; s < locals.length; s++) {
+                        spillLocal(b, locals[s], s);
+                    }
+                    b.loadConstant(k + 1).ireturn();
+                    b.labelBinding(resume[k]);
+                }
+                case InvokeInstruction invoke when invoke.opcode() == Opcode.INVOKESPECIAL
+                    && !invoke.name().equalsString(ConstantDescs.INIT_NAME) -> {
+                    if (!invoke.owner().asSymbol().equals(owner)) {
+                        throw new RefusalInBuild(where + " calls " + invoke.owner().asInternalName() + "."
+                            + invoke.name() + " with invokespecial (super.): a nestmate cannot");
+                    }
+                    if (ownerIsInterface) {
+                        b.invokeinterface(owner, invoke.name().stringValue(), invoke.typeSymbol());
+                    } else {
+                        b.invokevirtual(owner, invoke.name().stringValue(), invoke.typeSymbol());
+                    }
+                }
+                case Attribute<?> ignored -> { }
+                default -> b.with(element);
+            }
+        }
+
+        private static void unbox(CodeBuilder b, ClassDesc parameter) {
+            if (!parameter.isPrimitive()) {
+                b.checkcast(parameter);
+                return;
+            }
+            ClassDesc box = switch (TypeKind.from(parameter)) {
+                case BOOLEAN -> ConstantDescs.CD_Boolean;
+                case BYTE -> ConstantDescs.CD_Byte;
+                case CHAR -> ConstantDescs.CD_Character;
+                case SHORT -> ConstantDescs.CD_Short;
+                case INT -> ConstantDescs.CD_Integer;
+                case LONG -> ConstantDescs.CD_Long;
+                case FLOAT -> ConstantDescs.CD_Float;
+                case DOUBLE -> ConstantDescs.CD_Double;
+                default -> throw new IllegalArgumentException(parameter.displayName());
+            };
+            b.checkcast(box).invokevirtual(box, parameter.displayName() + "Value", MethodTypeDesc.of(parameter));
+        }
+
+        /** prims[base + slot] or refs[base + slot]: leaves the array and index on the stack. */
+        private static void frameCell(CodeBuilder b, int array, int slot) {
+            b.aload(array).iload(BASE);
+            if (slot != 0) {
+                b.loadConstant(slot).iadd();
+            }
+        }
+
+        private static void spillLocal(CodeBuilder b, VType type, int slot) {
+            int local = SHIFT + slot;
+            switch (type.kind()) {
+                case INT -> {
+                    frameCell(b, PRIMS, slot);
+                    b.iload(local).i2l().lastore();
+                }
+                case FLOAT -> {
+                    frameCell(b, PRIMS, slot);
+                    b.fload(local).invokestatic(ConstantDescs.CD_Float, "floatToRawIntBits",
+                        MethodTypeDesc.of(ConstantDescs.CD_int, ConstantDescs.CD_float)).i2l().lastore();
+                }
+                case LONG -> {
+                    frameCell(b, PRIMS, slot);
+                    b.lload(local).lastore();
+                }
+                case DOUBLE -> {
+                    frameCell(b, PRIMS, slot);
+                    b.dload(local).invokestatic(ConstantDescs.CD_Double, "doubleToRawLongBits",
+                        MethodTypeDesc.of(ConstantDescs.CD_long, ConstantDescs.CD_double)).lastore();
+                }
+                case REFERENCE -> {
+                    frameCell(b, REFS, slot);
+                    b.aload(local).aastore();
+                }
+                default -> { }                  // top: dead; null: restored as null
+            }
+        }
+
+        private static void restoreLocal(CodeBuilder b, VType type, int slot) {
+            int local = SHIFT + slot;
+            switch (type.kind()) {
+                case INT -> {
+                    frameCell(b, PRIMS, slot);
+                    b.laload().l2i().istore(local);
+                }
+                case FLOAT -> {
+                    frameCell(b, PRIMS, slot);
+                    b.laload().l2i().invokestatic(ConstantDescs.CD_Float, "intBitsToFloat",
+                        MethodTypeDesc.of(ConstantDescs.CD_float, ConstantDescs.CD_int)).fstore(local);
+                }
+                case LONG -> {
+                    frameCell(b, PRIMS, slot);
+                    b.laload().lstore(local);
+                }
+                case DOUBLE -> {
+                    frameCell(b, PRIMS, slot);
+                    b.laload().invokestatic(ConstantDescs.CD_Double, "longBitsToDouble",
+                        MethodTypeDesc.of(ConstantDescs.CD_double, ConstantDescs.CD_long)).dstore(local);
+                }
+                case REFERENCE -> {
+                    frameCell(b, REFS, slot);
+                    b.aaload().checkcast(type.type()).astore(local);
+                }
+                case NULL -> b.aconst_null().astore(local);
+                default -> { }
+            }
+        }
+    }
+
+    /** The loop over the block's threads (see the class comment). */
+    private static void region(CodeBuilder b, ClassDesc self) {
+        int captured = 0;
+        int ctx = 1;
+        int prims = 2;
+        int refs = 3;
+        int states = 4;
+        int width = 5;
+        int size = 6;
+        int rank = 7;
+        int state = 8;
+        int waiting = 9;
+        Label loop = b.newLabel();
+        Label running = b.newLabel();
+        Label next = b.newLabel();
+        Label end = b.newLabel();
+        b.iconst_0().istore(waiting).iconst_0().istore(rank);
+        b.labelBinding(loop);
+        b.iload(rank).iload(size).if_icmpge(end);
+        b.iload(rank).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
+        b.ldc(ABORTED_CHECK).aload(ctx)
+            .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_TYPE)
+            .ifeq(running);
+        b.loadConstant(ABORTED).ireturn();
+        b.labelBinding(running);
+        b.aload(states).iload(rank).iaload().istore(state);
+        b.iload(state).iflt(next);
+        b.ldc(BIND).aload(ctx).iload(rank).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
+        b.aload(states).iload(rank)
+            .aload(captured).aload(ctx).aload(prims).aload(refs).iload(rank).iload(width).imul().iload(state)
+            .invokestatic(self, "step", STEP_TYPE)
+            .dup_x2().iastore();
+        b.ifle(next);
+        b.iinc(waiting, 1);
+        b.labelBinding(next);
+        b.iinc(rank, 1).goto_(loop);
+        b.labelBinding(end);
+        b.iload(waiting).ireturn();
+    }
+}
