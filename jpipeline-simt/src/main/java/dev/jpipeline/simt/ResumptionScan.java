@@ -50,8 +50,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * conservative: a kernel is plain only when every instruction reachable from its body, through helpers, is known
  * to be one of
  *   - a KernelContext accessor (threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
- *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); shared/global/sharedArray are not plain
- *     (their init is user code, left for a later slice);
+ *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); the keyed sharedArray, shared and global
+ *     when the key's type (from FrameAnalysis) is String, a box or Class (whose hashCode and equals are the
+ *     JDK's) and, for shared and global, the init is a lambda made by the instruction just before the call
+ *     (its code is scanned as a call);
+ *   - in the kernel's own method (depth 0), KernelContext.syncThreads(): the verdict is then not plain, but the
+ *     region compiler splits the method there (RegionCompiler); a sync anywhere else (a helper, a lambda), or a
+ *     kernel method called again from its own code, is not compiled;
  *   - Dim3; MemorySegment and the memory layouts (none of them waits, and none that takes a function is
  *     allowed); VarHandle's static fences, not its access modes (a combinator such as MethodHandles.filterValue
  *     runs user method handles); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte,
@@ -135,6 +140,12 @@ final class ResumptionScan {
         "Ljava/lang/Long;", "Ljava/lang/Float;", "Ljava/lang/Double;", "Ljava/lang/Boolean;", "Ljava/lang/Short;",
         "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ldev/jpipeline/simt/Dim3;", "L" + KERNEL_CONTEXT + ";");
 
+    /**
+     * String methods whose object arguments are all strings (or none): a CharSequence's or an Object's methods are
+     * user code, which String.contains, join, format and valueOf(Object) call.
+     */
+    private static final java.util.regex.Pattern STRING_ARGUMENTS =
+        java.util.regex.Pattern.compile("\\((?:[ZBCSIJFD]|\\[+[ZBCSIJFD]|Ljava/lang/String;|\\[+Ljava/lang/String;)*\\).*");
     /** Classes of __shared__ array keys whose hashCode and equals are the JDK's. */
     private static final Set<String> KEY_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
         "Ljava/lang/Long;", "Ljava/lang/Short;", "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ljava/lang/Boolean;",
@@ -492,8 +503,9 @@ final class ResumptionScan {
             }
             int line = -1;
             String produced = null;  // the type the previous instruction left on the stack, where known
+            boolean supplierMade = false;   // whether the previous instruction made a Supplier lambda (scanned)
             List<CodeElement> elements = body.elementList();
-            Map<Integer, FrameAnalysis.State> arrays = sharedArrayCalls(code, method, body);
+            Map<Integer, FrameAnalysis.State> arrays = keyedCalls(code, method, body);
             for (int i = 0; i < elements.size(); i++) {
                 CodeElement element = elements.get(i);
                 String failure = switch (element) {
@@ -501,15 +513,20 @@ final class ResumptionScan {
                         line = number.line();
                         yield null;
                     }
-                    case InvokeInstruction invoke when isSharedArray(invoke) -> {
+                    case InvokeInstruction invoke when isKeyed(invoke) -> {
+                        String name2 = invoke.name().stringValue();
                         FrameAnalysis.State state = arrays == null ? null : arrays.get(i);
                         FrameAnalysis.VType keyType = state == null ? null
                             : state.stack().get(state.stack().size() - 2);
-                        yield keyType != null && keyType.kind() == FrameAnalysis.Kind.REFERENCE
-                            && KEY_TYPES.contains(keyType.type().descriptorString()) ? null
-                            : "calls KernelContext.sharedArray" + at(code, line) + in + " with a key whose class is "
+                        if (keyType == null || keyType.kind() != FrameAnalysis.Kind.REFERENCE
+                            || !KEY_TYPES.contains(keyType.type().descriptorString())) {
+                            yield "calls KernelContext." + name2 + at(code, line) + in + " with a key whose class is "
                                 + "not known to be the JDK's (String, a box, Class): its hashCode and equals may be "
                                 + "user code";
+                        }
+                        yield name2.equals("sharedArray") || supplierMade ? null
+                            : "calls KernelContext." + name2 + at(code, line) + in + " with an init that is not a "
+                                + "lambda made there, whose code is not known";
                     }
                     case InvokeInstruction invoke when isStringValueOfObject(invoke) ->
                         produced != null && CONCAT_TYPES.contains(produced) ? null
@@ -531,6 +548,9 @@ final class ResumptionScan {
                 if (failure != null) {
                     return failure;
                 }
+                supplierMade = element instanceof InvokeDynamicInstruction indy && isLambdaMade(indy)
+                    && indy.typeSymbol().returnType().descriptorString().equals("Ljava/util/function/Supplier;")
+                    || element instanceof PseudoInstruction && !(element instanceof Label) && supplierMade;
                 if (element instanceof Instruction instruction) {
                     produced = producedType(instruction);
                 } else if (element instanceof Label || !(element instanceof PseudoInstruction)) {
@@ -540,21 +560,27 @@ final class ResumptionScan {
             return null;
         }
 
-        private static boolean isSharedArray(CodeElement element) {
+        /** KernelContext.sharedArray, shared or global: keyed, the latter two with an init run on first use. */
+        private static boolean isKeyed(CodeElement element) {
             return element instanceof InvokeInstruction invoke && invoke.owner().asInternalName().equals(KERNEL_CONTEXT)
-                && invoke.name().equalsString("sharedArray");
+                && (invoke.name().equalsString("sharedArray") || invoke.name().equalsString("shared")
+                    || invoke.name().equalsString("global"));
         }
 
-        /** The stack before each sharedArray call of {@code method}, to judge its key's type; null if unreadable. */
-        private static Map<Integer, FrameAnalysis.State> sharedArrayCalls(ClassCode code, MethodModel method,
+        private static boolean isLambdaMade(InvokeDynamicInstruction indy) {
+            return indy.bootstrapMethod().owner().descriptorString().equals("Ljava/lang/invoke/LambdaMetafactory;");
+        }
+
+        /** The stack before each keyed call of {@code method}, to judge its key's type; null if unreadable. */
+        private static Map<Integer, FrameAnalysis.State> keyedCalls(ClassCode code, MethodModel method,
                                                                           CodeModel body) {
             if (!(body instanceof java.lang.classfile.attribute.CodeAttribute attribute)
-                || body.elementList().stream().noneMatch(Scan::isSharedArray)) {
+                || body.elementList().stream().noneMatch(Scan::isKeyed)) {
                 return null;
             }
             try {
                 return FrameAnalysis.analyse(attribute, code.model.thisClass().asSymbol(),
-                    method.flags().has(AccessFlag.STATIC), method.methodTypeSymbol(), Scan::isSharedArray);
+                    method.flags().has(AccessFlag.STATIC), method.methodTypeSymbol(), Scan::isKeyed);
             } catch (IllegalArgumentException e) {
                 return null;
             }
@@ -664,6 +690,10 @@ final class ResumptionScan {
             }
             if (JDK_PLAIN_CLASSES.contains(owner) && !descriptor.contains("Ljava/lang/CharSequence;")) {
                 return null;
+            }
+            if (owner.equals("java/lang/String") && (name.equals("equals")
+                || STRING_ARGUMENTS.matcher(descriptor).matches())) {
+                return null;                    // none of its arguments is an object whose methods it calls
             }
             if (owner.equals("java/lang/invoke/VarHandle")) {
                 // its fences are static; an access mode runs whatever the handle is, and a combinator's

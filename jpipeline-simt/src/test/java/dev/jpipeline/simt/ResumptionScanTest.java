@@ -191,7 +191,14 @@ class ResumptionScanTest {
         assertNotPlain(ctx -> ctx.syncWarp(0xffff), "KernelContext.syncWarp");
         assertNotPlain(ctx -> ctx.diverge(), "KernelContext.diverge");
         assertNotPlain(ctx -> ctx.block().sync(), "KernelContext.block");
-        assertNotPlain(ctx -> ctx.shared("k", () -> 1), "KernelContext.shared", "init");
+        java.util.function.Supplier<Integer> made = () -> 1;
+        assertNotPlain(ctx -> ctx.shared("k", made), "KernelContext.shared", "init");
+    }
+
+    @Test
+    void sharedWithALambdaInitMadeAtTheCallAndAStringKeyIsPlain() {
+        assertPlain(ctx -> ctx.shared("k", () -> new long[4]));
+        assertPlain(ctx -> ctx.sharedArray("cells", 64));
     }
 
     @Test
