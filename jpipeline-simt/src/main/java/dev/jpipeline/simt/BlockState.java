@@ -52,9 +52,26 @@ final class BlockState {
         }), checked == null ? null : new SyncCheck("__syncthreads", 0, size, 0, null, true));
     }
 
+    /**
+     * The latest shared variable asked for: a kernel asks for the same few keys (usually string constants, the
+     * same object in every thread) once per thread, so the map is looked up once per block and key run. Racy and
+     * safe: an entry's fields are final, and a stale entry only costs a map lookup.
+     */
+    private SharedEntry latest;
+
     @SuppressWarnings("unchecked")
     <T> T shared(Object key, java.util.function.Supplier<T> init) {
-        return (T) sharedVariables.computeIfAbsent(key, k -> init.get());
+        SharedEntry entry = latest;
+        if (entry != null && entry.key == key) {
+            return (T) entry.value;
+        }
+        Object value = sharedVariables.computeIfAbsent(key, k -> init.get());
+        latest = new SharedEntry(key, value);
+        return (T) value;
+    }
+
+    /** A key and its shared variable (see {@link #latest}). */
+    private record SharedEntry(Object key, Object value) {
     }
 
     /** A {@code __shared__} array: made on first use, poisoned under checked execution. */

@@ -52,7 +52,8 @@ import java.util.Map;
  * six slots of step's parameters, and:
  *   - a prologue: M's parameters taken from captured (unboxed where primitive) and ctx, then a tableswitch on state
  *     to the start (0) or to the restore block of sync k, which reloads the locals that live across sync k (those
- *     the verifier types there: FrameAnalysis) from the thread's frame, prims[base + slot] (int, float and double
+ *     the verifier types there: FrameAnalysis, less the parameters M never stores to, which the prologue has
+ *     unpacked already) from the thread's frame, prims[base + slot] (int, float and double
  *     as long bits) and refs[base + slot] (checkcast to the verifier's type), and jumps behind the sync;
  *   - each ctx.syncThreads() replaced by: null-check the receiver, store those locals into the frame, return k;
  *   - each return replaced by returning -1; each invokespecial of a private method of M's class by invokevirtual
@@ -186,6 +187,15 @@ final class RegionCompiler {
                 order.add(i);
             }
         }
+        boolean[] kept = parametersNeverStored(code, isStatic, type);
+        for (int k = 0; k < order.size(); k++) {
+            VType[] locals = syncs.get(order.get(k)).locals();
+            for (int s = 0; s < locals.length; s++) {
+                if (kept[s]) {
+                    locals[s] = VType.TOP;      // unpacked again by the prologue of every step: nothing to keep
+                }
+            }
+        }
         ClassDesc self = ClassDesc.of(host.getName() + "$$KernelRegions");
         boolean hostIsInterface = host.isInterface();
         String sourceFile = model.findAttribute(java.lang.classfile.Attributes.sourceFile())
@@ -225,6 +235,35 @@ final class RegionCompiler {
         } catch (ReflectiveOperationException | LinkageError | IllegalArgumentException e) {
             throw new Refusal("the regions of " + where + " did not load: " + e);
         }
+    }
+
+    /**
+     * The slots of M's parameters (and receiver) that its code never stores to: each step's prologue unpacks them
+     * from its arguments, so they need no frame cell.
+     */
+    private static boolean[] parametersNeverStored(CodeAttribute code, boolean isStatic, MethodTypeDesc type) {
+        boolean[] kept = new boolean[code.maxLocals()];
+        int slot = 0;
+        if (!isStatic) {
+            kept[slot++] = true;
+        }
+        for (ClassDesc parameter : type.parameterList()) {
+            kept[slot] = true;
+            slot += TypeKind.from(parameter).slotSize();
+        }
+        for (CodeElement element : code) {
+            switch (element) {
+                case StoreInstruction store -> {
+                    kept[store.slot()] = false;
+                    if (store.typeKind().slotSize() == 2) {
+                        kept[store.slot() + 1] = false;
+                    }
+                }
+                case IncrementInstruction inc -> kept[inc.slot()] = false;
+                default -> { }
+            }
+        }
+        return kept;
     }
 
     private static boolean isSync(CodeElement element) {
