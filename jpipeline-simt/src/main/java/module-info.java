@@ -4,5 +4,6 @@
  */
 module dev.jpipeline.simt {
     requires transitive dev.jpipeline.core;
+    requires jdk.jfr;
     exports dev.jpipeline.simt;
 }

@@ -6,6 +6,8 @@ import dev.jpipeline.examples.FaultyExample;
 import dev.jpipeline.simt.CheckedExecution;
 import dev.jpipeline.simt.Exploration;
 import dev.jpipeline.simt.Finding;
+import dev.jpipeline.simt.Kernel;
+import dev.jpipeline.simt.KernelRuns;
 import dev.jpipeline.simt.Outcome;
 import dev.jpipeline.simt.Schedule;
 import java.io.PrintWriter;
@@ -109,22 +111,34 @@ final class ExamplesCommand implements Callable<Integer> {
 
     /** The plain run: each example at its own size, verified against its reference. */
     private int verify(PrintWriter out, List<Example> examples) {
-        String format = "%-50s %-44s %8s  %-8s %9s%n";
-        out.printf(format, "example", "source", "threads", "verified", "time");
+        String format = "%-50s %-44s %8s  %-8s %9s  %s%n";
+        out.printf(format, "example", "source", "threads", "verified", "time", "compiled");
         int failed = 0;
+        int compiled = 0;
         for (Example example : examples) {
+            KernelRuns before = Kernel.runs();
             Examples.Result result = Examples.run(example);
+            KernelRuns after = Kernel.runs();
+            long compiledBlocks = after.compiledBlocks() - before.compiledBlocks();
+            long strandBlocks = after.strandBlocks() - before.strandBlocks();
+            String how = strandBlocks == 0 && compiledBlocks > 0 ? "yes"
+                : compiledBlocks == 0 ? "no" : compiledBlocks + " of " + (compiledBlocks + strandBlocks) + " blocks";
+            compiled += how.equals("yes") ? 1 : 0;
             out.printf(format, example.name(), example.source(), example.threads(),
-                result.verified() ? "yes" : "NO", String.format("%.1f ms", result.time().toNanos() / 1e6));
+                result.verified() ? "yes" : "NO", String.format("%.1f ms", result.time().toNanos() / 1e6), how);
             if (result.failure() != null) {
                 out.println("    " + result.failure());
+            }
+            for (String fallback : after.fallbacks().subList(before.fallbacks().size(), after.fallbacks().size())) {
+                out.println("    not compiled: " + fallback);
             }
             if (!result.verified()) {
                 failed++;
             }
             out.flush();
         }
-        out.printf("%d of %d examples verified%n", examples.size() - failed, examples.size());
+        out.printf("%d of %d examples verified; %d compiled (the others ran their threads on strands: see "
+            + "docs/simt.md, \"Compiled kernels\")%n", examples.size() - failed, examples.size(), compiled);
         return failed == 0 ? 0 : 1;
     }
 

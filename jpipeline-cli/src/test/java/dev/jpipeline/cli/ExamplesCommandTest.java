@@ -28,6 +28,9 @@ class ExamplesCommandTest {
         assertTrue(table.contains("4.10.7 producer-consumer"), table);
         assertTrue(table.contains("binary partitions: unguarded roles (clear error)"), table);
         assertTrue(table.contains("10 of 10 examples verified"), table);
+        assertTrue(table.lines().findFirst().orElseThrow().endsWith("compiled"), table);
+        // an example that does not compile yet says why, once per kernel class
+        assertTrue(table.contains("examples compiled") || table.contains("    not compiled: "), table);
     }
 
     @Test

@@ -162,4 +162,15 @@ public final class Kernel {
     public static long hangPatienceMillis() {
         return Long.getLong("jpipeline.simt.hangPatienceMillis", 500);
     }
+
+    /**
+     * How this JVM's launches have run so far: blocks run compiled and on strands, and why each kernel that was
+     * not compiled fell back. No CUDA counterpart (CUDA compiles every kernel ahead of time); compilation is
+     * switched off for the whole JVM by {@code -Djpipeline.simt.compile=false}.
+     *
+     * @return a snapshot, never null
+     */
+    public static KernelRuns runs() {
+        return new KernelRuns(Launch.COMPILED_BLOCKS.sum(), Launch.STRAND_BLOCKS.sum(), ResumptionScan.fallbacks());
+    }
 }

@@ -52,6 +52,8 @@ final class Launch {
     final Object[] captured;
     /** Blocks this JVM ran compiled (Strand.runCompiledBlock), for tests and diagnostics: one add per block. */
     static final java.util.concurrent.atomic.LongAdder COMPILED_BLOCKS = new java.util.concurrent.atomic.LongAdder();
+    /** Blocks this JVM ran on strands (Kernel.runs): one add per block. */
+    static final java.util.concurrent.atomic.LongAdder STRAND_BLOCKS = new java.util.concurrent.atomic.LongAdder();
     /** How many blocks a slot of a plain launch takes at a time (claimPlainBlock). */
     private final int plainChunk;
     /** Per slot of a plain launch: its range [next, end) of block indices, and its finished blocks not yet counted. */
@@ -243,6 +245,7 @@ final class Launch {
         resident.set(slot, scheduler);
         if (!plain) {
             monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
+            STRAND_BLOCKS.increment();
         }
         KernelThread first = scheduler.begin();
         if (first == null) {                // aborted meanwhile

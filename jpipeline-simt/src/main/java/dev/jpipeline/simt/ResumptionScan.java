@@ -199,13 +199,53 @@ final class ResumptionScan {
         if (verdict == null) {
             Verdict found = uncachedScan(body);
             if (cached.compareAndSet(null, found) && found.compiled() == null) {   // a racing scan found the same
-                LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + body.getClass().getName()
-                    + (found.plain() ? " runs as a plain loop, not compiled: " + found.refusal()
-                    : " runs its threads on strands, not compiled into regions: " + found.reason()));
+                fellBack(kernelName(body), found.plain() ? "a plain loop of its run calls" : "strands",
+                    found.plain() ? found.refusal() : found.reason());
             }
             verdict = found;
         }
         return verdict;
+    }
+
+    /** A kernel's name for a user: a lambda's implementation method (Owner.lambda$method$0), else its class. */
+    private static String kernelName(KernelBody body) {
+        if (body.getClass().isHidden()) {
+            try {
+                SerializedLambda lambda = serializedLambda(body);
+                return dotted(lambda.getImplClass()) + "." + lambda.getImplMethodName();
+            } catch (ReflectiveOperationException | IOException | RuntimeException e) {
+                // its class name, then
+            }
+        }
+        return body.getClass().getName();
+    }
+
+    /** The fallbacks said so far (KernelRuns): at most FALLBACKS_KEPT. */
+    private static final java.util.concurrent.ConcurrentLinkedQueue<String> FALLBACKS =
+        new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private static final java.util.concurrent.atomic.AtomicInteger FALLBACKS_SAID =
+        new java.util.concurrent.atomic.AtomicInteger();
+    private static final int FALLBACKS_KEPT = 1000;
+
+    /** Says once, for a kernel class, that it runs uncompiled and why: a log line (DEBUG), a JFR event, a list. */
+    private static void fellBack(String kernel, String runsAs, String reason) {
+        LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + kernel + " runs as " + runsAs + ", not compiled: "
+            + reason);
+        KernelFallbackEvent event = new KernelFallbackEvent();
+        if (event.isEnabled()) {
+            event.kernel = kernel;
+            event.runsAs = runsAs;
+            event.reason = reason;
+            event.commit();
+        }
+        if (FALLBACKS_SAID.getAndIncrement() < FALLBACKS_KEPT) {
+            FALLBACKS.add(kernel + " runs as " + runsAs + ": " + reason);
+        }
+    }
+
+    /** The fallbacks said so far, in order. */
+    static java.util.List<String> fallbacks() {
+        return java.util.List.copyOf(FALLBACKS);
     }
 
     /** {@code -Djpipeline.simt.compile}, true unless set to {@code false}. */

@@ -1,0 +1,59 @@
+package dev.jpipeline.simt;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import jdk.jfr.Recording;
+import jdk.jfr.consumer.RecordedEvent;
+import jdk.jfr.consumer.RecordingFile;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Kernel.runs(): blocks run compiled and on strands, and each fallback said once, with a JFR event. */
+class KernelRunsTest {
+
+    @Test
+    void compiledAndStrandBlocksAreCountedAndAFallbackIsSaidOnceWithItsReasonAndAnEvent(@TempDir Path dir)
+        throws Exception {
+        assumeTrue(ResumptionScan.switchedOn(), "compilation switched off for this run");
+        KernelRuns start = Kernel.runs();
+        Kernel.launch(Dim3.of(3), Dim3.of(32), 0, ctx -> ctx.syncThreads());
+        KernelRuns compiled = Kernel.runs();
+        assertEquals(3, compiled.compiledBlocks() - start.compiledBlocks());
+        assertEquals(0, compiled.strandBlocks() - start.strandBlocks());
+
+        KernelBody warpSync = KernelRunsTest::warpSyncKernel;
+        try (Recording recording = new Recording()) {
+            recording.enable("dev.jpipeline.KernelFallback");
+            recording.start();
+            Kernel.launch(Dim3.of(2), Dim3.of(32), 0, warpSync);
+            Kernel.launch(Dim3.of(2), Dim3.of(32), 0, warpSync);
+            recording.stop();
+            Path file = dir.resolve("fallback.jfr");
+            recording.dump(file);
+            List<RecordedEvent> events = RecordingFile.readAllEvents(file).stream()
+                .filter(e -> e.getEventType().getName().equals("dev.jpipeline.KernelFallback"))
+                .filter(e -> e.getString("kernel").endsWith("warpSyncKernel"))
+                .toList();
+            assertEquals(1, events.size(), "one event per kernel class: " + events);
+            assertEquals("strands", events.getFirst().getString("runsAs"));
+            assertTrue(events.getFirst().getString("reason").contains("KernelContext.syncWarp"),
+                events.getFirst().getString("reason"));
+            assertTrue(Files.size(file) > 0);
+        }
+        KernelRuns after = Kernel.runs();
+        assertEquals(4, after.strandBlocks() - compiled.strandBlocks());
+        List<String> said = after.fallbacks().subList(compiled.fallbacks().size(), after.fallbacks().size());
+        assertEquals(1, said.size(), said.toString());
+        assertTrue(said.getFirst().startsWith("dev.jpipeline.simt.KernelRunsTest.warpSyncKernel runs as strands: "
+            + "calls KernelContext.syncWarp at KernelRunsTest.java:"), said.getFirst());
+    }
+
+    private static void warpSyncKernel(KernelContext ctx) {
+        ctx.syncWarp();
+    }
+}
