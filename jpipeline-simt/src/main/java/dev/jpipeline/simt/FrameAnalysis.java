@@ -49,7 +49,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Predicate;
+import java.util.function.BiPredicate;
 
 /**
  * The verifier's types of a method's locals and operand stack just before chosen instructions (the kernel's
@@ -127,8 +127,8 @@ final class FrameAnalysis {
     }
 
     /**
-     * Analyses {@code code} and returns the state before each element that {@code chosen} accepts, by the element's
-     * index in {@code code.elementList()} (absent where the element is unreachable).
+     * Analyses {@code code} and returns the state before each instruction that {@code chosen} accepts (given its
+     * index in {@code code.elementList()} and itself), by that index (absent where the instruction is unreachable).
      *
      * @param owner      the method's class
      * @param isStatic   whether the method is static
@@ -136,7 +136,8 @@ final class FrameAnalysis {
      * @throws IllegalArgumentException where the code is not what the verifier accepts (or uses jsr/ret)
      */
     static Map<Integer, State> analyse(CodeAttribute code, ClassDesc owner, boolean isStatic,
-                                       MethodTypeDesc descriptor, Predicate<CodeElement> chosen) {
+                                       MethodTypeDesc descriptor,
+                                       BiPredicate<Integer, CodeElement> chosen) {
         FrameAnalysis analysis = new FrameAnalysis(code);
         analysis.locals = new VType[code.maxLocals()];
         Arrays.fill(analysis.locals, VType.TOP);
@@ -164,7 +165,7 @@ final class FrameAnalysis {
                 continue;
             }
             if (analysis.reachable) {
-                if (chosen.test(element)) {
+                if (chosen.test(i, element)) {
                     found.put(i, new State(analysis.locals.clone(), List.copyOf(analysis.stack)));
                 }
                 analysis.apply(instruction);

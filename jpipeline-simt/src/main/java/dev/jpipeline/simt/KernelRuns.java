@@ -21,7 +21,9 @@ import java.util.List;
 public record KernelRuns(long compiledBlocks, long strandBlocks, List<String> fallbacks) {
 
     /**
-     * @throws NullPointerException when {@code fallbacks} is null
+     * Makes a snapshot, copying {@code fallbacks}.
+     *
+     * @throws NullPointerException when {@code fallbacks} is null or holds null
      */
     public KernelRuns {
         fallbacks = List.copyOf(fallbacks);

@@ -74,7 +74,7 @@ import java.util.Map;
 final class RegionCompiler {
 
     /** What compiling gave: the loop's handle and the frame width, or why the kernel cannot be compiled. */
-    record Compiled(MethodHandle region, int width, int syncs) {
+    record Compiled(MethodHandle region, int width, int syncs, int yields) {
     }
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
@@ -88,6 +88,8 @@ final class RegionCompiler {
     static final int RETURNED = -1;
     /** What region returns when it found the launch aborted. */
     static final int ABORTED = -2;
+    /** How many loop heads a step passes before it yields, so that the block's other threads run. */
+    static final int YIELD_EVERY = 1 << 14;
 
     private static final ClassDesc CD_KERNEL_CONTEXT = ClassDesc.of("dev.jpipeline.simt.KernelContext");
     private static final ClassDesc CD_OBJECTS = ClassDesc.of("java.util.Objects");
@@ -160,16 +162,22 @@ final class RegionCompiler {
         }
         CodeAttribute code = (CodeAttribute) method.code()
             .orElseThrow(() -> new Refusal(where + " has no code"));
+        List<CodeElement> elements = code.elementList();
+        java.util.Set<Integer> loopHeads = loopHeads(code, elements);
         Map<Integer, State> syncs;
         try {
             syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
-                RegionCompiler::isSync);
+                (i, e) -> isSync(e) || loopHeads.contains(i));
         } catch (IllegalArgumentException e) {
             throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
         }
-        List<CodeElement> elements = code.elementList();
         List<Integer> order = new ArrayList<>();
+        List<Integer> yields = new ArrayList<>();
         for (int i = 0; i < elements.size(); i++) {
+            if (loopHeads.contains(i) && syncs.containsKey(i) && syncs.get(i).stack().isEmpty()
+                && java.util.Arrays.stream(syncs.get(i).locals()).noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
+                yields.add(i);                  // a loop's head with nothing on the stack: a yield point
+            }
             if (isSync(elements.get(i))) {
                 State state = syncs.get(i);
                 if (state == null) {
@@ -187,6 +195,8 @@ final class RegionCompiler {
                 order.add(i);
             }
         }
+        int syncCount = order.size();
+        order.addAll(yields);
         boolean[] kept = parametersNeverStored(code, isStatic, type);
         for (int k = 0; k < order.size(); k++) {
             VType[] locals = syncs.get(order.get(k)).locals();
@@ -215,8 +225,8 @@ final class RegionCompiler {
                 }
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
-                        hostIsInterface, syncs, order, where)));
-                cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> region(b, self));
+                        hostIsInterface, syncs, order, syncCount, code.maxLocals(), where)));
+                cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> region(b, self, syncCount));
             });
         } catch (RefusalInBuild e) {
             throw new Refusal(e.getMessage());
@@ -228,7 +238,7 @@ final class RegionCompiler {
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, CLASS_DATA, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
-            return new Compiled(region, code.maxLocals(), order.size());
+            return new Compiled(region, code.maxLocals(), syncCount, order.size() - syncCount);
         } catch (IllegalAccessException e) {
             throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
                 + "code beside it (" + e.getMessage() + ")");
@@ -266,6 +276,44 @@ final class RegionCompiler {
         return kept;
     }
 
+    /**
+     * The indices of the first instruction after each loop head: a label that a branch or switch after it targets
+     * (a backward branch), where a thread that has run a loop long enough yields (see the class comment).
+     */
+    private static java.util.Set<Integer> loopHeads(CodeAttribute code, List<CodeElement> elements) {
+        Map<Integer, Integer> labelIndex = new java.util.HashMap<>();
+        for (int i = 0; i < elements.size(); i++) {
+            if (elements.get(i) instanceof Label label) {
+                labelIndex.putIfAbsent(code.labelToBci(label), i);
+            }
+        }
+        java.util.Set<Integer> heads = new java.util.TreeSet<>();
+        for (int i = 0; i < elements.size(); i++) {
+            List<Label> targets = switch (elements.get(i)) {
+                case java.lang.classfile.instruction.BranchInstruction branch -> List.of(branch.target());
+                case java.lang.classfile.instruction.TableSwitchInstruction table -> java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of(table.defaultTarget()),
+                    table.cases().stream().map(java.lang.classfile.instruction.SwitchCase::target)).toList();
+                case java.lang.classfile.instruction.LookupSwitchInstruction lookup -> java.util.stream.Stream.concat(
+                    java.util.stream.Stream.of(lookup.defaultTarget()),
+                    lookup.cases().stream().map(java.lang.classfile.instruction.SwitchCase::target)).toList();
+                default -> List.of();
+            };
+            for (Label target : targets) {
+                int at = labelIndex.getOrDefault(code.labelToBci(target), Integer.MAX_VALUE);
+                if (at <= i) {
+                    int first = at;
+                    while (first < elements.size() && !(elements.get(first)
+                        instanceof java.lang.classfile.Instruction)) {
+                        first++;
+                    }
+                    heads.add(first);
+                }
+            }
+        }
+        return heads;
+    }
+
     private static boolean isSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
             && invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && invoke.name().equalsString("syncThreads")
@@ -287,12 +335,17 @@ final class RegionCompiler {
         private final boolean ownerIsInterface;
         private final Map<Integer, State> syncs;
         private final List<Integer> order;
+        private final int syncCount;
+        /** A local after M's: how many loop heads this step has passed (a yield after YIELD_EVERY). */
+        private final int counter;
         private final String where;
         private final Label[] resume;
         private int index;
 
         StepTransform(MethodTypeDesc type, boolean isStatic, ClassDesc owner, boolean ownerIsInterface,
-                      Map<Integer, State> syncs, List<Integer> order, String where) {
+                      Map<Integer, State> syncs, List<Integer> order, int syncCount, int maxLocals, String where) {
+            this.syncCount = syncCount;
+            this.counter = SHIFT + maxLocals;
             this.type = type;
             this.isStatic = isStatic;
             this.owner = owner;
@@ -321,6 +374,9 @@ final class RegionCompiler {
                     b.storeLocal(kind, SHIFT + slot);
                 }
                 slot += kind.slotSize();
+            }
+            if (order.size() > syncCount) {
+                b.iconst_0().istore(counter);
             }
             if (order.isEmpty()) {
                 return;
@@ -354,6 +410,18 @@ final class RegionCompiler {
         @Override
         public void accept(CodeBuilder b, CodeElement element) {
             int i = index++;
+            int point = order.indexOf(i);
+            if (point >= syncCount) {           // a loop head: yield once the step has passed enough of them
+                Label go = b.newLabel();
+                b.iinc(counter, 1).iload(counter).loadConstant(YIELD_EVERY).if_icmplt(go);
+                VType[] locals = syncs.get(i).locals();
+                for (int s = 0; s < locals.length; s++) {
+                    spillLocal(b, locals[s], s);
+                }
+                b.loadConstant(point + 1).ireturn();
+                b.labelBinding(resume[point]);
+                b.labelBinding(go);
+            }
             switch (element) {
                 case LoadInstruction load -> b.loadLocal(load.typeKind(), load.slot() + SHIFT);
                 case StoreInstruction store -> b.storeLocal(store.typeKind(), store.slot() + SHIFT);
@@ -362,8 +430,8 @@ final class RegionCompiler {
                 case LocalVariable ignored -> { }
                 case LocalVariableType ignored -> { }
                 case CharacterRange ignored -> { }
-                case InvokeInstruction invoke when isSync(invoke) && syncs.containsKey(i) -> {
-                    int k = order.indexOf(i);
+                case InvokeInstruction invoke when isSync(invoke) && point >= 0 -> {
+                    int k = point;
                     b.invokestatic(CD_OBJECTS, "requireNonNull", MethodTypeDesc.of(ConstantDescs.CD_Object,
                         ConstantDescs.CD_Object)).pop();
                     VType[] locals = syncs.get(i).locals();
@@ -478,7 +546,7 @@ final class RegionCompiler {
     }
 
     /** The loop over the block's threads (see the class comment). */
-    private static void region(CodeBuilder b, ClassDesc self) {
+    private static void region(CodeBuilder b, ClassDesc self, int syncCount) {
         int captured = 0;
         int ctx = 1;
         int prims = 2;
@@ -488,12 +556,15 @@ final class RegionCompiler {
         int size = 6;
         int rank = 7;
         int state = 8;
-        int waiting = 9;
+        int yielded = 9;
+        int result = 10;
         Label loop = b.newLabel();
         Label running = b.newLabel();
+        Label notYielded = b.newLabel();
+        Label arrived = b.newLabel();
         Label next = b.newLabel();
         Label end = b.newLabel();
-        b.iconst_0().istore(waiting).iconst_0().istore(rank);
+        b.iconst_0().istore(yielded).iconst_0().istore(rank);
         b.labelBinding(loop);
         b.iload(rank).iload(size).if_icmpge(end);
         b.iload(rank).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
@@ -503,17 +574,22 @@ final class RegionCompiler {
         b.loadConstant(ABORTED).ireturn();
         b.labelBinding(running);
         b.aload(states).iload(rank).iaload().istore(state);
-        b.iload(state).iflt(next);
+        b.iload(state).iflt(next);                                  // returned, or arrived at a sync
         b.ldc(BIND).aload(ctx).iload(rank).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
-        b.aload(states).iload(rank)
-            .aload(captured).aload(ctx).aload(prims).aload(refs).iload(rank).iload(width).imul().iload(state)
-            .invokestatic(self, "step", STEP_TYPE)
-            .dup_x2().iastore();
-        b.ifle(next);
-        b.iinc(waiting, 1);
+        b.aload(captured).aload(ctx).aload(prims).aload(refs).iload(rank).iload(width).imul().iload(state)
+            .invokestatic(self, "step", STEP_TYPE).istore(result);
+        b.iload(result).loadConstant(syncCount).if_icmple(notYielded);
+        b.aload(states).iload(rank).iload(result).iastore();       // yielded at a loop head: runnable
+        b.iinc(yielded, 1).goto_(next);
+        b.labelBinding(notYielded);
+        b.iload(result).ifge(arrived);
+        b.aload(states).iload(rank).loadConstant(RETURNED).iastore();
+        b.goto_(next);
+        b.labelBinding(arrived);
+        b.aload(states).iload(rank).iload(result).ineg().iconst_1().isub().iastore();  // sync k: -(k + 1)
         b.labelBinding(next);
         b.iinc(rank, 1).goto_(loop);
         b.labelBinding(end);
-        b.iload(waiting).ireturn();
+        b.iload(yielded).ireturn();
     }
 }

@@ -620,7 +620,7 @@ final class ResumptionScan {
             }
             try {
                 return FrameAnalysis.analyse(attribute, code.model.thisClass().asSymbol(),
-                    method.flags().has(AccessFlag.STATIC), method.methodTypeSymbol(), Scan::isKeyed);
+                    method.flags().has(AccessFlag.STATIC), method.methodTypeSymbol(), (i, e) -> isKeyed(e));
             } catch (IllegalArgumentException e) {
                 return null;
             }
@@ -747,6 +747,9 @@ final class ResumptionScan {
             if (owner.equals("java/util/Objects") && OBJECTS_PLAIN.contains(name)
                 && !descriptor.contains("Ljava/util/function/")) {
                 return null;
+            }
+            if (owner.equals("java/lang/Thread") && name.equals("onSpinWait")) {
+                return null;                    // a hint to the processor; a compiled loop yields at its head
             }
             if (owner.equals("java/lang/Object") && (name.equals("<init>") || name.equals("getClass"))) {
                 return null;

@@ -152,7 +152,9 @@ final class Strand implements ParkListener, Runnable {
     /**
      * Runs the block whose first thread is {@code first} through its kernel's compiled regions ({@link RegionCompiler}):
      * each round runs every thread that has not returned from where it stopped to its next {@code __syncthreads}
-     * (or its end), and the block goes on once every thread has stopped. A round in which some threads stopped at a
+     * (or its end), in sweeps over the block while some thread yields in a long loop (so that a thread that spins on
+     * a flag another thread of the block sets lets that thread run), and the block goes on once every thread has
+     * stopped. A round in which some threads stopped at a
      * sync while others returned is the hang {@link KernelContext#syncThreads()} describes (the threads that returned
      * still count): the launch fails at once with the report a hang of strands gives. A thread that throws fails the
      * launch as in {@link #runThread} and stops the block; an abort from elsewhere stops it at its next warp. Returns
@@ -167,20 +169,33 @@ final class Strand implements ParkListener, Runnable {
         KernelContext ctx = context;
         ctx.bindPlainBlock(first);
         Thread.interrupted();               // as in runPlainBlock: a compiled kernel cannot read its status
-        int width = kernel.syncs() == 0 ? 0 : kernel.width();
+        int width = kernel.syncs() + kernel.yields() == 0 ? 0 : kernel.width();
         int[] states = frames.states(size);
         long[] prims = frames.prims(size * width);
         Object[] refs = frames.refs(size * width);
         try {
             for (;;) {
-                int waiting = (int) kernel.region().invokeExact(launch.captured, ctx, prims, refs, states, width,
+                int yielded = (int) kernel.region().invokeExact(launch.captured, ctx, prims, refs, states, width,
                     size);
-                if (waiting == 0 || waiting == RegionCompiler.ABORTED) {
+                if (yielded == RegionCompiler.ABORTED) {
                     break;
                 }
-                if (waiting < size) {
-                    launch.strandedAtSync(scheduler, states, waiting);
+                if (yielded > 0) {
+                    continue;               // a sweep again: the threads that yielded in a loop run on
+                }
+                int arrived = 0;
+                for (int r = 0; r < size; r++) {
+                    arrived += states[r] < RegionCompiler.RETURNED ? 1 : 0;
+                }
+                if (arrived == 0) {
+                    break;                  // every thread returned
+                }
+                if (arrived < size) {
+                    launch.strandedAtSync(scheduler, states, arrived);
                     break;
+                }
+                for (int r = 0; r < size; r++) {
+                    states[r] = -states[r] - 1;     // the sync each arrived at, -(k + 1): resume behind it
                 }
             }
         } catch (KernelAbortedException aborted) {

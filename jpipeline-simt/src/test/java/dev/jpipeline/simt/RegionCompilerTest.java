@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -324,6 +325,49 @@ class RegionCompilerTest {
             + "arrived"), report);
         assertTrue(report.contains("(1 has left)"), report);
         assertNull(failure.getCause());
+    }
+
+    @Test
+    void aSpinWaitOnAFlagThatALaterThreadOfTheBlockSetsCompletes() {
+        MemorySegment out = Arena.ofAuto().allocate(4L * 2 * 64);
+        KernelBody body = ctx -> {
+            MemorySegment flag = ctx.sharedArray("flag", 4);
+            int t = ctx.threadRank();
+            if (t == 0) {
+                while (flag.get(ValueLayout.JAVA_INT, 0) == 0) {    // thread 63 sets it: it runs after thread 0
+                    Thread.onSpinWait();
+                }
+            } else if (t == ctx.blockDim().x() - 1) {
+                flag.set(ValueLayout.JAVA_INT, 0, 42);
+            }
+            ctx.syncThreads();
+            out.setAtIndex(ValueLayout.JAVA_INT, ctx.globalRank(), flag.get(ValueLayout.JAVA_INT, 0));
+        };
+        ResumptionScan.Verdict verdict = compiled(body);
+        assertTrue(verdict.compiled().yields() > 0, "the spin loop's head is a yield point");
+        assertTimeoutPreemptively(java.time.Duration.ofSeconds(30),
+            () -> Kernel.launch(Dim3.of(2), Dim3.of(64), 0, body));
+        for (int i = 0; i < 128; i++) {
+            assertEquals(42, out.getAtIndex(ValueLayout.JAVA_INT, i), "thread " + i);
+        }
+    }
+
+    @Test
+    void aLongLoopBetweenSyncsYieldsAndResumesWithItsLocals() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(2), Dim3.of(16), 8L * 32, out -> ctx -> {
+            int t = ctx.threadRank();
+            long sum = t;
+            double scale = 1.0 + t;
+            for (int i = 0; i < 100_000; i++) {             // passes its head more often than YIELD_EVERY
+                sum += (i ^ t) * (long) scale;
+            }
+            ctx.syncThreads();
+            for (int i = 0; i < 50_000; i++) {
+                sum -= i & t;
+            }
+            out.setAtIndex(ValueLayout.JAVA_LONG, ctx.globalRank(), sum);
+        });
+        assertArrayEquals(runs[1], runs[0]);
     }
 
     private static void syncingHelper(KernelContext ctx) {
