@@ -92,6 +92,7 @@ final class RegionCompiler {
     static final int YIELD_EVERY = 1 << 14;
 
     private static final ClassDesc CD_KERNEL_CONTEXT = ClassDesc.of("dev.jpipeline.simt.KernelContext");
+    private static final ClassDesc CD_THREAD_BLOCK = ClassDesc.of("dev.jpipeline.simt.ThreadBlock");
     private static final ClassDesc CD_OBJECTS = ClassDesc.of("java.util.Objects");
     private static final MethodTypeDesc STEP_TYPE = MethodTypeDesc.of(ConstantDescs.CD_int,
         ConstantDescs.CD_Object.arrayType(), CD_KERNEL_CONTEXT, ConstantDescs.CD_long.arrayType(),
@@ -314,10 +315,12 @@ final class RegionCompiler {
         return heads;
     }
 
+    /** ctx.syncThreads() or ctx.block().sync() (this_thread_block().sync(), the same __syncthreads). */
     private static boolean isSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
-            && invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && invoke.name().equalsString("syncThreads")
-            && invoke.type().equalsString("()V");
+            && invoke.type().equalsString("()V")
+            && (invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && invoke.name().equalsString("syncThreads")
+                || invoke.owner().asSymbol().equals(CD_THREAD_BLOCK) && invoke.name().equalsString("sync"));
     }
 
     /** A refusal found while the class is being built (the builder's lambdas cannot throw checked exceptions). */

@@ -49,12 +49,13 @@ import java.util.concurrent.atomic.AtomicReference;
  * (dev.jpipeline.*, PipelinePrimitives), warp collectives, and anything the scan does not know. The rule is
  * conservative: a kernel is plain only when every instruction reachable from its body, through helpers, is known
  * to be one of
- *   - a KernelContext accessor (threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
+ *   - a KernelContext accessor (block, threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
  *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); the keyed sharedArray, shared and global
  *     when the key's type (from FrameAnalysis) is String, a box or Class (whose hashCode and equals are the
  *     JDK's) and, for shared and global, the init is a lambda made by the instruction just before the call
  *     (its code is scanned as a call);
- *   - in the kernel's own method (depth 0), KernelContext.syncThreads(): the verdict is then not plain, but the
+ *   - ThreadBlock's accessors (size, threadRank, groupIndex, threadIndex, groupDim, toString);
+ *   - in the kernel's own method (depth 0), KernelContext.syncThreads() or ThreadBlock.sync(): the verdict is then not plain, but the
  *     region compiler splits the method there (RegionCompiler); a sync anywhere else (a helper, a lambda), or a
  *     kernel method called again from its own code, is not compiled;
  *   - Dim3; MemorySegment and the memory layouts (none of them waits, and none that takes a function is
@@ -107,11 +108,15 @@ final class ResumptionScan {
 
     private static final String KERNEL_CONTEXT = "dev/jpipeline/simt/KernelContext";
     private static final String RUN_DESCRIPTOR = "(L" + KERNEL_CONTEXT + ";)V";
-    private static final Set<String> CONTEXT_PLAIN = Set.of("threadIdx", "blockIdx", "blockDim", "gridDim",
+    private static final Set<String> CONTEXT_PLAIN = Set.of("block", "threadIdx", "blockIdx", "blockDim", "gridDim",
         "threadRank", "laneId", "warpId", "globalRank", "dynamicShared", "loadFloat", "storeFloat", "loadInt",
         "storeInt", "toString");
-    private static final Set<String> CONTEXT_RESUMING = Set.of("syncThreads", "syncWarp", "diverge", "block",
+    private static final Set<String> CONTEXT_RESUMING = Set.of("syncThreads", "syncWarp", "diverge",
         "warp", "tiledPartition", "grid");
+    private static final String THREAD_BLOCK = "dev/jpipeline/simt/ThreadBlock";
+    /** ThreadBlock's methods that read the context (its sync is __syncthreads: a resumption point). */
+    private static final Set<String> THREAD_BLOCK_PLAIN = Set.of("size", "threadRank", "groupIndex", "threadIndex",
+        "groupDim", "toString");
     /**
      * JDK classes whose methods are known not to wait: none takes a function, and none calls user code except those
      * that take a CharSequence (Integer.parseInt(CharSequence, ...), Character.codePointAt, ...: its length and
@@ -709,6 +714,20 @@ final class ResumptionScan {
                         + ": make it static, private or final so that its code is known";
                 }
                 return method(code, target, depth + 1);
+            }
+            if (owner.equals(THREAD_BLOCK)) {
+                if (THREAD_BLOCK_PLAIN.contains(name)) {
+                    return null;
+                }
+                if (depth == 0 && name.equals("sync") && descriptor.equals("()V")) {
+                    if (firstSync == null) {            // this_thread_block().sync() is __syncthreads
+                        firstSync = "calls ThreadBlock.sync" + at + ", a resumption point (it waits for the "
+                            + "block's other threads)";
+                    }
+                    return null;
+                }
+                return "calls ThreadBlock." + name + at + ", a resumption point (it waits for the block's other "
+                    + "threads) outside the kernel's own method";
             }
             if (owner.equals(KERNEL_CONTEXT)) {
                 if (CONTEXT_PLAIN.contains(name)) {

@@ -255,6 +255,19 @@ class RegionCompilerTest {
     }
 
     @Test
+    void thisThreadBlockSyncIsCompiledAsSyncThreads() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(2), Dim3.of(40), 4L * 80, out -> ctx -> {
+            MemorySegment cells = ctx.sharedArray("cells", 4L * ctx.block().size());
+            int t = ctx.block().threadRank();
+            cells.setAtIndex(ValueLayout.JAVA_INT, t, t * 5);
+            ctx.block().sync();
+            out.setAtIndex(ValueLayout.JAVA_INT, ctx.globalRank(), cells.getAtIndex(ValueLayout.JAVA_INT, 39 - t));
+        });
+        assertArrayEquals(runs[1], runs[0]);
+        assertEquals(39 * 5, MemorySegment.ofArray(runs[0]).getAtIndex(ValueLayout.JAVA_INT_UNALIGNED, 0));
+    }
+
+    @Test
     void aSyncInsideATryResumesInsideIt() {
         byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 4L * 32, out -> ctx -> {
             int t = ctx.threadRank();

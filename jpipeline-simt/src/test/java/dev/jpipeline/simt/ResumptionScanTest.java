@@ -190,7 +190,9 @@ class ResumptionScanTest {
         assertNotPlain(ctx -> ctx.syncWarp(), "KernelContext.syncWarp");
         assertNotPlain(ctx -> ctx.syncWarp(0xffff), "KernelContext.syncWarp");
         assertNotPlain(ctx -> ctx.diverge(), "KernelContext.diverge");
-        assertNotPlain(ctx -> ctx.block().sync(), "KernelContext.block");
+        assertNotPlain(ctx -> ctx.block().sync(), "ThreadBlock.sync");
+        assertPlain(ctx -> ctx.block().threadRank());
+        assertNotPlain(ctx -> ((dev.jpipeline.Group) ctx.block()).sync(), "dev.jpipeline.Group.sync");
         java.util.function.Supplier<Integer> made = () -> 1;
         assertNotPlain(ctx -> ctx.shared("k", made), "KernelContext.shared", "init");
     }
