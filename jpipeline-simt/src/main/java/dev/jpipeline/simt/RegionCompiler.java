@@ -227,7 +227,13 @@ final class RegionCompiler {
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
                         hostIsInterface, syncs, order, syncCount, code.maxLocals(), where)));
-                cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> region(b, self, syncCount));
+                cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> {
+                    if (order.isEmpty()) {
+                        plainRegion(b, self);
+                    } else {
+                        region(b, self, syncCount);
+                    }
+                });
             });
         } catch (RefusalInBuild e) {
             throw new Refusal(e.getMessage());
@@ -546,6 +552,37 @@ final class RegionCompiler {
                 default -> { }
             }
         }
+    }
+
+    /**
+     * The loop of a kernel with no sync and no loop head: every thread runs once, to its end, so no state is read
+     * or kept; it returns 0 (no thread yielded; the caller finds every state 0, none arrived at a sync).
+     */
+    private static void plainRegion(CodeBuilder b, ClassDesc self) {
+        int captured = 0;
+        int ctx = 1;
+        int prims = 2;
+        int refs = 3;
+        int size = 6;
+        int rank = 7;
+        Label loop = b.newLabel();
+        Label running = b.newLabel();
+        Label end = b.newLabel();
+        b.iconst_0().istore(rank);
+        b.labelBinding(loop);
+        b.iload(rank).iload(size).if_icmpge(end);
+        b.iload(rank).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
+        b.ldc(ABORTED_CHECK).aload(ctx)
+            .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_TYPE)
+            .ifeq(running);
+        b.loadConstant(ABORTED).ireturn();
+        b.labelBinding(running);
+        b.ldc(BIND).aload(ctx).iload(rank).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
+        b.aload(captured).aload(ctx).aload(prims).aload(refs).iconst_0().iconst_0()
+            .invokestatic(self, "step", STEP_TYPE).pop();
+        b.iinc(rank, 1).goto_(loop);
+        b.labelBinding(end);
+        b.iconst_0().ireturn();
     }
 
     /** The loop over the block's threads (see the class comment). */

@@ -183,6 +183,9 @@ final class Strand implements ParkListener, Runnable {
                 if (yielded > 0) {
                     continue;               // a sweep again: the threads that yielded in a loop run on
                 }
+                if (width == 0) {
+                    break;                  // no sync and no loop: every thread has run to its end
+                }
                 int arrived = 0;
                 for (int r = 0; r < size; r++) {
                     arrived += states[r] < RegionCompiler.RETURNED ? 1 : 0;
