@@ -57,9 +57,15 @@ final class Launch {
     /** How many blocks a slot of a plain launch takes at a time (claimPlainBlock). */
     private final int plainChunk;
     /** Per slot of a plain launch: its range [next, end) of block indices, and its finished blocks not yet counted. */
-    private final int[] plainNext;
-    private final int[] plainEnd;
-    private final int[] plainDone;
+    private final int[] slotCells;
+    /** slotCells holds each slot's cells STRIDE ints (64 bytes) apart, so that no two slots share a cache line. */
+    private static final int STRIDE = 16;
+    private static final int NEXT = 0;
+    private static final int END = 1;
+    private static final int DONE = 2;
+    private static final int COMPILED = 3;
+    private static final int PLAIN = 4;
+    private final int slots;
     /** Blocks this JVM ran as plain loops (Strand.runPlainBlock), for tests and diagnostics: one add per block. */
     static final java.util.concurrent.atomic.LongAdder PLAIN_BLOCKS = new java.util.concurrent.atomic.LongAdder();
     private final boolean cooperative;
@@ -111,13 +117,12 @@ final class Launch {
         this.compiled = values == null ? null : verdict.compiled();
         this.captured = values;
         this.plain = compiled != null || verdict != null && verdict.plain();
-        this.threadIndex = new Dim3[block.volume()];
-        for (int r = 0; r < threadIndex.length; r++) {
-            threadIndex[r] = block.index(r);
-        }
+        this.threadIndex = threadIndices(block);
         int slots = cooperative ? blocks : checked != null ? 1
             : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));
-        this.resident = new AtomicReferenceArray<>(slots);
+        this.slots = slots;
+        // one slot's reference per 16 (64 bytes or more): each strand writes its own at every block
+        this.resident = new AtomicReferenceArray<>((slots + 1) * STRIDE);
         this.slotShared = new MemorySegment[slots];
         // closing a shared arena is a handshake with every thread: once per launch, and only when memory is asked for
         this.sharedArena = dynamicSharedBytes == 0 ? null : Arena.ofShared();
@@ -127,13 +132,11 @@ final class Launch {
         this.gridSync = cooperative ? new SyncSite("grid sync", new PhaseBarrier(totalThreads)) : null;
         // a plain launch's slots take blocks in ranges: about 8 ranges a slot, at most 64 blocks each
         this.plainChunk = Math.max(1, Math.min(64, blocks / (8 * slots)));
-        this.plainNext = new int[slots];
-        this.plainEnd = new int[slots];
-        this.plainDone = new int[slots];
+        this.slotCells = new int[(slots + 2) * STRIDE];
     }
 
     void run() {
-        for (int s = 0; s < resident.length(); s++) {
+        for (int s = 0; s < slots; s++) {
             KernelThread first = claimBlock(s);
             if (first != null) {
                 run(first);
@@ -150,6 +153,14 @@ final class Launch {
                 }
                 watchForHang();
             }
+            long compiledBlocks = 0;
+            long plainBlocks = 0;
+            for (int s = 0; s < slots; s++) {
+                compiledBlocks += slotCells[cell(s, COMPILED)];
+                plainBlocks += slotCells[cell(s, PLAIN)];
+            }
+            COMPILED_BLOCKS.add(compiledBlocks);
+            PLAIN_BLOCKS.add(plainBlocks);
         } finally {
             synchronized (idle) {
                 over = true;
@@ -162,6 +173,54 @@ final class Launch {
         if (f != null) {
             throw f;
         }
+    }
+
+    private static int cell(int slot, int field) {
+        return (slot + 1) * STRIDE + field;
+    }
+
+    private static int residentIndex(int slot) {
+        return (slot + 1) * STRIDE;
+    }
+
+    /**
+     * A block of {@code slot} ran as a loop (compiled, or a plain loop of run calls): counted in the slot's cells,
+     * which the launching thread adds to COMPILED_BLOCKS and PLAIN_BLOCKS once the launch is over (two shared adders
+     * touched per block cost more than an empty block's threads). Confined to the slot's strand.
+     *
+     * @param compiled whether it ran compiled
+     * @param plain    whether its kernel reaches no sync
+     */
+    void loopBlockRan(int slot, boolean compiled, boolean plain) {
+        if (compiled) {
+            slotCells[cell(slot, COMPILED)]++;
+        }
+        if (plain) {
+            slotCells[cell(slot, PLAIN)]++;
+        }
+    }
+
+    /**
+     * Each block shape's thread indices by rank, made once: a launch of a 1024-thread block made 1024 of them, most
+     * of a short launch's cost. Shared read-only between launches (Dim3 is immutable); dropped wholesale past 64
+     * shapes.
+     */
+    private static final ConcurrentHashMap<Dim3, Dim3[]> THREAD_INDICES = new ConcurrentHashMap<>();
+
+    private static Dim3[] threadIndices(Dim3 block) {
+        Dim3[] known = THREAD_INDICES.get(block);
+        if (known != null) {
+            return known;
+        }
+        Dim3[] made = new Dim3[block.volume()];
+        for (int r = 0; r < made.length; r++) {
+            made[r] = block.index(r);
+        }
+        if (THREAD_INDICES.size() >= 64) {
+            THREAD_INDICES.clear();
+        }
+        THREAD_INDICES.putIfAbsent(block, made);
+        return made;
     }
 
     /** The CUDA index of block rank {@code rank}'s thread. */
@@ -242,7 +301,7 @@ final class Launch {
             checked.blockStarts(block);
         }
         BlockScheduler scheduler = new BlockScheduler(this, block, slot);
-        resident.set(slot, scheduler);
+        resident.set(residentIndex(slot), scheduler);
         if (!plain) {
             monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
             STRAND_BLOCKS.increment();
@@ -257,7 +316,7 @@ final class Launch {
     /** {@code scheduler}'s block has finished: returns the first thread of its slot's next block, or null. */
     KernelThread blockFinished(BlockScheduler scheduler) {
         if (plain) {
-            plainDone[scheduler.slot]++;        // counted when the slot's range is used up (claimPlainBlock)
+            slotCells[cell(scheduler.slot, DONE)]++;    // counted when the slot's range is used up (claimPlainBlock)
         } else {
             blocksDone(1);
         }
@@ -274,27 +333,27 @@ final class Launch {
     private KernelThread claimPlainBlock(int slot) {
         for (;;) {
             if (monitor.aborted()) {
-                int skipped = plainEnd[slot] - plainNext[slot];
-                plainNext[slot] = plainEnd[slot];
+                int skipped = slotCells[cell(slot, END)] - slotCells[cell(slot, NEXT)];
+                slotCells[cell(slot, NEXT)] = slotCells[cell(slot, END)];
                 int untaken = nextBlock.getAndSet(blocks);
-                blocksDone(plainDone[slot] + skipped + Math.max(0, blocks - untaken));
-                plainDone[slot] = 0;
+                blocksDone(slotCells[cell(slot, DONE)] + skipped + Math.max(0, blocks - untaken));
+                slotCells[cell(slot, DONE)] = 0;
                 return null;
             }
-            if (plainNext[slot] < plainEnd[slot]) {
-                return startBlock(slot, plainNext[slot]++);
+            if (slotCells[cell(slot, NEXT)] < slotCells[cell(slot, END)]) {
+                return startBlock(slot, slotCells[cell(slot, NEXT)]++);
             }
-            if (plainDone[slot] > 0) {
-                int done = plainDone[slot];
-                plainDone[slot] = 0;
+            if (slotCells[cell(slot, DONE)] > 0) {
+                int done = slotCells[cell(slot, DONE)];
+                slotCells[cell(slot, DONE)] = 0;
                 blocksDone(done);
             }
             int from = nextBlock.getAndAdd(plainChunk);
             if (from >= blocks) {
                 return null;
             }
-            plainNext[slot] = from;
-            plainEnd[slot] = Math.min(blocks, from + plainChunk);
+            slotCells[cell(slot, NEXT)] = from;
+            slotCells[cell(slot, END)] = Math.min(blocks, from + plainChunk);
         }
     }
 
@@ -310,8 +369,8 @@ final class Launch {
     /** The hang detector's progress signature: moves when a wait ends, or a thread or block starts or ends. */
     private long progress() {
         long p = blocksLeft.get();
-        for (int slot = 0; slot < resident.length(); slot++) {
-            BlockScheduler s = resident.get(slot);
+        for (int slot = 0; slot < slots; slot++) {
+            BlockScheduler s = resident.get(residentIndex(slot));
             p = p * 31 + (s == null ? 0 : s.progress());
         }
         return p;
@@ -373,7 +432,7 @@ final class Launch {
             abortBlocks();                      // again: a block that became resident, or parked, since the abort
             return;
         }
-        if (checked != null && checked.holderStuck(resident.get(0), TICK_MILLIS)) {
+        if (checked != null && checked.holderStuck(resident.get(residentIndex(0)), TICK_MILLIS)) {
             abortBlocks();
             return;
         }
@@ -385,8 +444,8 @@ final class Launch {
     }
 
     private void abortBlocks() {
-        for (int slot = 0; slot < resident.length(); slot++) {
-            BlockScheduler s = resident.get(slot);
+        for (int slot = 0; slot < slots; slot++) {
+            BlockScheduler s = resident.get(residentIndex(slot));
             if (s != null) {
                 s.abort();
             }

@@ -24,18 +24,22 @@ import java.util.concurrent.locks.LockSupport;
 final class Strand implements ParkListener, Runnable {
 
     private final Launch launch;
-    private final KernelContext context;
+    /**
+     * Made by the strand itself when it starts, in its carrier's allocation buffer: contexts made one after another
+     * by one thread lie side by side, and the strands of two cores writing each its own context at every CUDA
+     * thread (its rank and index) would then share a cache line. Confined to this strand.
+     */
+    private KernelContext context;
     private final Thread thread;
     /** The thread it runs now: written by this strand, read by wakers (a stale read gives a spurious wake). */
     private volatile KernelThread current;
     /** The thread it was handed while idle or before it started: written by the assigner before it unparks. */
     private volatile KernelThread assigned;
     /** The per-thread frames of the compiled blocks it runs, kept for its next block. Confined to this strand. */
-    private final RegionFrames frames = new RegionFrames();
+    private RegionFrames frames;
 
     Strand(Launch launch, KernelThread first) {
         this.launch = launch;
-        this.context = new KernelContext(launch);
         this.assigned = first;
         this.thread = Thread.ofVirtual().name("jpipeline kernel strand").unstarted(this);
     }
@@ -65,6 +69,8 @@ final class Strand implements ParkListener, Runnable {
 
     @Override
     public void run() {
+        context = new KernelContext(launch);
+        frames = new RegionFrames();
         ScopedValue.where(KernelContext.CURRENT, context)
             .where(ParkListener.CURRENT, this)
             .where(BatchSequence.CURRENT, context.lane())
@@ -145,7 +151,7 @@ final class Strand implements ParkListener, Runnable {
             first.finish();
             current = null;
         }
-        Launch.PLAIN_BLOCKS.increment();
+        launch.loopBlockRan(scheduler.slot, false, true);
         return scheduler.finishedPlain(first);
     }
 
@@ -210,10 +216,7 @@ final class Strand implements ParkListener, Runnable {
             first.finish();
             current = null;
         }
-        Launch.COMPILED_BLOCKS.increment();
-        if (kernel.syncs() == 0) {
-            Launch.PLAIN_BLOCKS.increment();
-        }
+        launch.loopBlockRan(scheduler.slot, true, kernel.syncs() == 0);
         return scheduler.finishedPlain(first);
     }
 
