@@ -30,7 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
  *       halving steps, 9 {@code __syncthreads} per thread;</li>
  *   <li>{@code barrierLoop}: 64 blocks of 128 threads, each 1000 times {@code shared[t] += 1; __syncthreads();}
  *       (divide by 64 x 128 x 1000 for the cost of one thread-barrier);</li>
- *   <li>{@code empty}: an empty kernel of {@code shape} (grid x block), the cost of a launch itself.</li>
+ *   <li>{@code empty}: an empty kernel of {@code shape} (grid x block), the cost of a launch itself;</li>
+ *   <li>{@code blockReductionPlainJava}: the reduction as plain Java without jpipeline (threads and a
+ *       {@code CyclicBarrier} per block), the baseline a user would write.</li>
  * </ul>
  */
 @BenchmarkMode(Mode.SingleShotTime)
@@ -85,6 +87,56 @@ public class SimtLaunchBenchmark {
         }
         if (sum != data.expected) {
             throw new IllegalStateException("block reduction summed " + sum + ", expected " + data.expected);
+        }
+        return sum;
+    }
+
+    /**
+     * The plain Java a user would write without jpipeline for the same block reduction: a thread per CUDA thread
+     * (virtual, so that 256 of them per block are cheap) and a {@link java.util.concurrent.CyclicBarrier} per block for
+     * {@code __syncthreads}, the blocks run as many at a time as the machine has cores.
+     */
+    @Benchmark
+    public long blockReductionPlainJava(ReductionData data) throws Exception {
+        long[] blockSums = new long[REDUCTION_BLOCKS];
+        int parallel = Runtime.getRuntime().availableProcessors();
+        java.util.concurrent.Semaphore resident = new java.util.concurrent.Semaphore(parallel);
+        try (var threads = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int b = 0; b < REDUCTION_BLOCKS; b++) {
+                resident.acquire();
+                int block = b;
+                long[] partial = new long[REDUCTION_THREADS];
+                java.util.concurrent.CyclicBarrier sync = new java.util.concurrent.CyclicBarrier(REDUCTION_THREADS);
+                java.util.concurrent.atomic.AtomicInteger left =
+                    new java.util.concurrent.atomic.AtomicInteger(REDUCTION_THREADS);
+                for (int t0 = 0; t0 < REDUCTION_THREADS; t0++) {
+                    int t = t0;
+                    threads.submit(() -> {
+                        partial[t] = data.input[block * REDUCTION_THREADS + t];
+                        sync.await();
+                        for (int half = REDUCTION_THREADS / 2; half > 0; half /= 2) {
+                            if (t < half) {
+                                partial[t] += partial[t + half];
+                            }
+                            sync.await();
+                        }
+                        if (t == 0) {
+                            blockSums[block] = partial[0];
+                        }
+                        if (left.decrementAndGet() == 0) {
+                            resident.release();
+                        }
+                        return null;
+                    });
+                }
+            }
+        }
+        long sum = 0;
+        for (long s : blockSums) {
+            sum += s;
+        }
+        if (sum != data.expected) {
+            throw new IllegalStateException("plain block reduction summed " + sum + ", expected " + data.expected);
         }
         return sum;
     }

@@ -8,7 +8,8 @@ import java.util.Arrays;
  * windows. Prints the median of the last half of the launches, with its 10th and 90th percentiles.
  *
  * <p>{@code java -cp jpipeline-bench.jar dev.jpipeline.bench.SimtLaunchDriver KERNEL LAUNCHES}, KERNEL one of
- * {@code reduction}, {@code loop}, or {@code empty:GRIDxBLOCK} (for example {@code empty:1024x256}).
+ * {@code reduction}, {@code reduction-plain-java} (the same reduction without jpipeline: threads and a
+ * {@code CyclicBarrier} per block), {@code loop}, or {@code empty:GRIDxBLOCK} (for example {@code empty:1024x256}).
  */
 public final class SimtLaunchDriver {
 
@@ -17,7 +18,7 @@ public final class SimtLaunchDriver {
 
     public static void main(String[] args) {
         if (args.length != 2) {
-            throw new IllegalArgumentException("usage: SimtLaunchDriver reduction|loop|empty:GRIDxBLOCK LAUNCHES");
+            throw new IllegalArgumentException("usage: SimtLaunchDriver reduction|reduction-plain-java|loop|empty:GRIDxBLOCK LAUNCHES");
         }
         int launches = Integer.parseInt(args[1]);
         if (launches < 2) {
@@ -30,14 +31,22 @@ public final class SimtLaunchDriver {
         if (args[0].startsWith("empty:")) {
             shape.shape = args[0].substring("empty:".length());
             shape.parse();
-        } else if (!args[0].equals("reduction") && !args[0].equals("loop")) {
-            throw new IllegalArgumentException("unknown kernel '" + args[0] + "': reduction, loop or empty:GxB");
+        } else if (!args[0].equals("reduction") && !args[0].equals("loop") && !args[0].equals("reduction-plain-java")) {
+            throw new IllegalArgumentException("unknown kernel '" + args[0]
+                + "': reduction, reduction-plain-java, loop or empty:GxB");
         }
         long[] nanos = new long[launches];
         for (int i = 0; i < launches; i++) {
             long t0 = System.nanoTime();
             switch (args[0]) {
                 case "reduction" -> bench.blockReduction(data);
+                case "reduction-plain-java" -> {
+                    try {
+                        bench.blockReductionPlainJava(data);
+                    } catch (Exception e) {
+                        throw new IllegalStateException(e);
+                    }
+                }
                 case "loop" -> bench.barrierLoop();
                 default -> bench.empty(shape);
             }
