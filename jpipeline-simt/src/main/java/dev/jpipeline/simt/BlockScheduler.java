@@ -68,6 +68,19 @@ final class BlockScheduler implements HangDetector.Participant {
     private volatile boolean done;
     /** Waits that ended, written by the turn's holder only; read by the launch's hang watch. */
     private volatile long waitsEnded;
+    /**
+     * Set once, under the lock, when the turn's holder kept it past FORWARD_PROGRESS_NANOS while other threads of the
+     * block could run (a spin-wait on another thread of its block, legal on sm_70 and later): from then on the
+     * block's threads run concurrently, each on its own strand, and a wait parks its thread without handing a turn
+     * on. Volatile for awaitTurn's unlocked look. Never set under checked execution, which orders every thread.
+     */
+    private volatile boolean released;
+    /** The launching thread's view of the turn (watchTurn): confined to that thread. */
+    private KernelThread watchedHolder;
+    private long watchedProgress;
+    private long watchedSince;
+    /** How long a holder may keep the turn, with nothing else moving in the block, before the turn is released. */
+    static final long FORWARD_PROGRESS_NANOS = 50_000_000L;
 
     BlockScheduler(Launch launch, BlockState block, int slot) {
         this.launch = launch;
@@ -121,7 +134,7 @@ final class BlockScheduler implements HangDetector.Participant {
             kt.state = KernelThread.FINISHED;
             finishedCount++;
             unfinished--;
-            next = passTurn();
+            next = released ? startUnstartedLocked() : passTurn();
             blockDone = unfinished == 0;
             done = blockDone;
         }
@@ -152,9 +165,11 @@ final class BlockScheduler implements HangDetector.Participant {
                 checked.deadlines[kt.rank] = deadline;     // virtual: the scheduler wakes it when time passes
                 deadline = Deadlines.NO_DEADLINE;
             }
-            next = passTurn();
+            next = released ? startUnstartedLocked() : passTurn();
         }
-        if (next != null) {
+        if (next != null && released && next.strand == null) {
+            launch.runOnPlatformStrand(next);   // the spinning holders may keep every carrier
+        } else if (next != null) {
             launch.run(next);
         }
         awaitTurn(kt, blocker, deadline);
@@ -175,7 +190,7 @@ final class BlockScheduler implements HangDetector.Participant {
     private void awaitTurn(KernelThread kt, Object blocker, long deadline) {
         boolean interrupted = Thread.interrupted();
         boolean timed = deadline != Deadlines.NO_DEADLINE;
-        while (holder != kt && !unwindAtOnce()) {
+        while (!mayRun(kt) && !unwindAtOnce()) {
             if (!timed) {
                 LockSupport.park(blocker);
             } else {
@@ -234,15 +249,96 @@ final class BlockScheduler implements HangDetector.Participant {
         launch.monitor.checkAborted();
     }
 
+    /**
+     * The launching thread's look at the turn, at each tick of an unchecked launch: a holder that has kept the turn
+     * for FORWARD_PROGRESS_NANOS while the block's progress stood still, with other threads ready or unstarted, is
+     * taken to wait for one of them outside jpipeline (a spin on a flag, a busy loop): the turn is released
+     * (releaseTurn). A holder that computes long with nothing else to run is left alone.
+     */
+    void watchTurn(long now) {
+        if (released || done || checked != null) {
+            return;
+        }
+        KernelThread h = holder;
+        long p = progress();
+        if (h == null || h != watchedHolder || p != watchedProgress) {
+            watchedHolder = h;
+            watchedProgress = p;
+            watchedSince = now;
+        } else if (now - watchedSince >= FORWARD_PROGRESS_NANOS) {
+            releaseTurn();
+        }
+    }
+
+    /**
+     * Forward progress as on sm_70 and later (independent thread scheduling): every ready thread runs at once and
+     * the next unstarted one starts (and the others after it, one at a time: startUnstartedLocked) on a strand of
+     * its own, a platform thread (the holder that spins keeps its virtual thread's carrier, and every block's holder
+     * may spin), beside the holder; from now on no thread of the block waits for a turn. A ready thread goes on on
+     * its own virtual strand, which needs a free carrier. Cost: each thread that parks after the release keeps a
+     * platform thread until it ends.
+     */
+    private void releaseTurn() {
+        java.util.List<Thread> toUnpark = new java.util.ArrayList<>();
+        java.util.List<KernelThread> toStart = new java.util.ArrayList<>();
+        synchronized (this) {
+            if (released || done || readyCount == 0 && nextRank >= block.size) {
+                return;
+            }
+            released = true;
+            holder = null;                      // nobody holds a turn now: a wait parks until its wake (mayRun)
+            while (readyCount > 0) {
+                KernelThread kt = takeReady(0);
+                kt.state = KernelThread.RUNNING;
+                toUnpark.add(kt.strand.thread());
+            }
+            KernelThread first = startUnstartedLocked();
+            if (first != null) {
+                toStart.add(first);
+            }
+        }
+        for (Thread t : toUnpark) {
+            LockSupport.unpark(t);
+        }
+        for (KernelThread kt : toStart) {
+            launch.runOnPlatformStrand(kt);     // the spinning holders may keep every carrier
+        }
+    }
+
+    /**
+     * Under the lock, the turn released: the next unstarted thread, running, or null. Unstarted threads start one
+     * at a time, as a thread of the block parks or finishes (a strand stays with a thread that parks), so that a
+     * block of 1024 threads does not start 1023 threads at once.
+     */
+    private KernelThread startUnstartedLocked() {
+        if (nextRank >= block.size || launch.aborted()) {
+            return null;
+        }
+        KernelThread kt = new KernelThread(this, nextRank);
+        threads[nextRank++] = kt;
+        kt.state = KernelThread.RUNNING;
+        return kt;
+    }
+
+    /** Whether the block's turn has been released (its threads run concurrently): for tests and reports. */
+    boolean released() {
+        return released;
+    }
+
     /** The launch is aborted: every blocked thread is woken to unwind; unstarted threads are never started. */
     void abort() {
         Thread toUnpark = null;
+        java.util.List<Thread> released = new java.util.ArrayList<>();
         synchronized (this) {
             for (int r = 0; r < Math.min(nextRank, threads.length); r++) {     // a plain block keeps one
                 KernelThread kt = threads[r];   // null: dropped unstarted by an earlier abort
                 if (kt != null && kt.state == KernelThread.BLOCKED) {
                     Thread t = makeReady(kt);
-                    toUnpark = t != null ? t : toUnpark;
+                    if (this.released && t != null) {
+                        released.add(t);        // each runs at once: every one must be unparked
+                    } else {
+                        toUnpark = t != null ? t : toUnpark;
+                    }
                 }
                 if (kt != null && checked != null && kt.state != KernelThread.FINISHED && kt.strand != null) {
                     LockSupport.unpark(kt.strand.thread());     // checked: it unwinds at once (unwindAtOnce)
@@ -251,6 +347,9 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         if (toUnpark != null) {
             LockSupport.unpark(toUnpark);
+        }
+        for (Thread t : released) {
+            LockSupport.unpark(t);
         }
     }
 
@@ -304,8 +403,28 @@ final class BlockScheduler implements HangDetector.Participant {
         return waitsEnded + nextRank;
     }
 
-    /** Under the lock: a blocked thread becomes ready, or the holder of an idle block (then returns its thread). */
+    /** Whether {@code kt}, which waited, may run: it holds the turn, or the turn is released and it was woken. */
+    private boolean mayRun(KernelThread kt) {
+        if (holder == kt) {
+            return true;
+        }
+        if (!released) {
+            return false;
+        }
+        synchronized (this) {
+            return kt.state == KernelThread.RUNNING;
+        }
+    }
+
+    /**
+     * Under the lock: a blocked thread becomes ready, or the holder of an idle block, or (the turn released) runs
+     * at once; returns its strand's thread to unpark, or null when it waits for the turn.
+     */
     private Thread makeReady(KernelThread kt) {
+        if (released) {
+            kt.state = KernelThread.RUNNING;
+            return kt.strand.thread();
+        }
         if (holder == null) {
             kt.state = KernelThread.RUNNING;
             holder = kt;
@@ -448,6 +567,17 @@ final class BlockScheduler implements HangDetector.Participant {
     /** While the block is idle: what each of its blocked threads waits in; null while a thread runs. */
     @Override
     public String stalledIn() {
+        if (released && !done) {
+            synchronized (this) {
+                for (int r = 0; r < nextRank; r++) {
+                    KernelThread kt = threads[r];
+                    if (kt != null && (kt.state == KernelThread.RUNNING || kt.state == KernelThread.READY)) {
+                        return null;
+                    }
+                }
+                return nextRank < block.size ? null : stalledInLocked();
+            }
+        }
         if (holder != null || done) {
             return null;
         }

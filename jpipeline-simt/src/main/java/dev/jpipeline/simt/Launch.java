@@ -246,6 +246,11 @@ final class Launch {
         }
     }
 
+    /** Starts {@code kt}, which has no strand yet, on a new platform-thread strand (BlockScheduler.releaseTurn). */
+    void runOnPlatformStrand(KernelThread kt) {
+        new Strand(this, kt, true).start();
+    }
+
     /**
      * Called by a strand with nothing to run: waits for an assignment; null once the launch is over. An idle strand
      * runs no CUDA thread, so an interrupt that reaches it (from a thread that kept a finished kernel thread's
@@ -435,6 +440,15 @@ final class Launch {
         if (checked != null && checked.holderStuck(resident.get(residentIndex(0)), TICK_MILLIS)) {
             abortBlocks();
             return;
+        }
+        if (checked == null && !plain) {
+            long now = System.nanoTime();
+            for (int slot = 0; slot < slots; slot++) {
+                BlockScheduler s = resident.get(residentIndex(slot));
+                if (s != null) {
+                    s.watchTurn(now);
+                }
+            }
         }
         String report = monitor.hang();
         if (report != null) {

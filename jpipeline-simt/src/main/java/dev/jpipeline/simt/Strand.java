@@ -39,9 +39,20 @@ final class Strand implements ParkListener, Runnable {
     private RegionFrames frames;
 
     Strand(Launch launch, KernelThread first) {
+        this(launch, first, false);
+    }
+
+    /**
+     * @param platform whether it runs on a platform thread instead of a virtual one: for the threads a released
+     *                 block starts (BlockScheduler.releaseTurn), whose spinning holder keeps its carrier (a virtual
+     *                 thread gives its carrier back only when it parks), so that they run even when every carrier
+     *                 is held by a spinning thread
+     */
+    Strand(Launch launch, KernelThread first, boolean platform) {
         this.launch = launch;
         this.assigned = first;
-        this.thread = Thread.ofVirtual().name("jpipeline kernel strand").unstarted(this);
+        this.thread = platform ? Thread.ofPlatform().daemon().name("jpipeline kernel strand (released block)")
+            .unstarted(this) : Thread.ofVirtual().name("jpipeline kernel strand").unstarted(this);
     }
 
     Thread thread() {
