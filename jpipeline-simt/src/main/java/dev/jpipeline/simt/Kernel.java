@@ -15,11 +15,17 @@ import java.util.Objects;
  * finished (CUDA's launch is asynchronous; this one behaves like a launch followed by
  * {@code cudaDeviceSynchronize()}).
  *
+ * <p>A kernel whose only waits are {@code syncThreads()} in its own body is compiled instead: each block runs as
+ * loops over its threads between its syncs (see {@link #runs()} and the SIMT documentation, "Compiled kernels").
+ *
  * <p>Two consequences for device code. A thread that waits for another thread of its own block by spinning on
- * memory, or in a JDK wait ({@code Thread.sleep}, a lock, a queue), keeps the block's turn, so the other thread never
- * runs: wait with a jpipeline wait instead (a sync, a pipeline, a {@code Barrier}). And several CUDA threads may run
- * on one Java thread, one after another: {@code Thread.currentThread()} and {@code ThreadLocal}s do not tell CUDA
- * threads apart (use {@link KernelContext}).
+ * memory, or in a JDK wait ({@code Thread.sleep}, a lock, a queue), keeps the block's turn for a while: a compiled
+ * thread yields at a loop head after 16,384 passes, and on strands the block's turn is released when its holder
+ * has kept it 50 ms with nothing else in the block moving (forward progress as on sm_70 and later), after which
+ * the block's threads run concurrently. A jpipeline wait (a sync, a pipeline, a {@code Barrier}) is still the
+ * cheap way to wait. And several CUDA threads may run on one Java thread, one after another:
+ * {@code Thread.currentThread()} and {@code ThreadLocal}s do not tell CUDA threads apart (use
+ * {@link KernelContext}).
  *
  * <p>Inside {@link CheckedExecution#replay} or {@link CheckedExecution#explore}, a launch runs checked: one thread
  * at a time under a seeded, replayable schedule, with late copies, poisoned shared memory and sync checks.
