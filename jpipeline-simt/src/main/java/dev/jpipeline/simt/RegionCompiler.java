@@ -554,82 +554,82 @@ final class RegionCompiler {
         }
     }
 
+    // The loops' locals: region's parameters (as STEP's, then states, width and size), then its own.
+    private static final int L_CAPTURED = 0;
+    private static final int L_CTX = 1;
+    private static final int L_PRIMS = 2;
+    private static final int L_REFS = 3;
+    private static final int L_STATES = 4;
+    private static final int L_WIDTH = 5;
+    private static final int L_SIZE = 6;
+    private static final int L_RANK = 7;
+    private static final int L_STATE = 8;
+    private static final int L_YIELDED = 9;
+    private static final int L_RESULT = 10;
+
     /**
      * The loop of a kernel with no sync and no loop head: every thread runs once, to its end, so no state is read
      * or kept; it returns 0 (no thread yielded; the caller finds every state 0, none arrived at a sync).
      */
     private static void plainRegion(CodeBuilder b, ClassDesc self) {
-        int captured = 0;
-        int ctx = 1;
-        int prims = 2;
-        int refs = 3;
-        int size = 6;
-        int rank = 7;
         Label loop = b.newLabel();
-        Label running = b.newLabel();
         Label end = b.newLabel();
-        b.iconst_0().istore(rank);
+        b.iconst_0().istore(L_RANK);
         b.labelBinding(loop);
-        b.iload(rank).iload(size).if_icmpge(end);
-        b.iload(rank).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
-        b.ldc(ABORTED_CHECK).aload(ctx)
-            .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_TYPE)
-            .ifeq(running);
-        b.loadConstant(ABORTED).ireturn();
-        b.labelBinding(running);
-        b.ldc(BIND).aload(ctx).iload(rank).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
-        b.aload(captured).aload(ctx).aload(prims).aload(refs).iconst_0().iconst_0()
+        loopHead(b, end);
+        bind(b);
+        b.aload(L_CAPTURED).aload(L_CTX).aload(L_PRIMS).aload(L_REFS).iconst_0().iconst_0()
             .invokestatic(self, "step", STEP_TYPE).pop();
-        b.iinc(rank, 1).goto_(loop);
+        b.iinc(L_RANK, 1).goto_(loop);
         b.labelBinding(end);
         b.iconst_0().ireturn();
     }
 
     /** The loop over the block's threads (see the class comment). */
     private static void region(CodeBuilder b, ClassDesc self, int syncCount) {
-        int captured = 0;
-        int ctx = 1;
-        int prims = 2;
-        int refs = 3;
-        int states = 4;
-        int width = 5;
-        int size = 6;
-        int rank = 7;
-        int state = 8;
-        int yielded = 9;
-        int result = 10;
         Label loop = b.newLabel();
-        Label running = b.newLabel();
         Label notYielded = b.newLabel();
         Label arrived = b.newLabel();
         Label next = b.newLabel();
         Label end = b.newLabel();
-        b.iconst_0().istore(yielded).iconst_0().istore(rank);
+        b.iconst_0().istore(L_YIELDED).iconst_0().istore(L_RANK);
         b.labelBinding(loop);
-        b.iload(rank).iload(size).if_icmpge(end);
-        b.iload(rank).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
-        b.ldc(ABORTED_CHECK).aload(ctx)
+        loopHead(b, end);
+        b.aload(L_STATES).iload(L_RANK).iaload().istore(L_STATE);
+        b.iload(L_STATE).iflt(next);                                // returned, or arrived at a sync
+        bind(b);
+        b.aload(L_CAPTURED).aload(L_CTX).aload(L_PRIMS).aload(L_REFS).iload(L_RANK).iload(L_WIDTH).imul()
+            .iload(L_STATE).invokestatic(self, "step", STEP_TYPE).istore(L_RESULT);
+        b.iload(L_RESULT).loadConstant(syncCount).if_icmple(notYielded);
+        b.aload(L_STATES).iload(L_RANK).iload(L_RESULT).iastore();   // yielded at a loop head: runnable
+        b.iinc(L_YIELDED, 1).goto_(next);
+        b.labelBinding(notYielded);
+        b.iload(L_RESULT).ifge(arrived);
+        b.aload(L_STATES).iload(L_RANK).loadConstant(RETURNED).iastore();
+        b.goto_(next);
+        b.labelBinding(arrived);
+        b.aload(L_STATES).iload(L_RANK).iload(L_RESULT).ineg().iconst_1().isub().iastore();  // sync k: -(k + 1)
+        b.labelBinding(next);
+        b.iinc(L_RANK, 1).goto_(loop);
+        b.labelBinding(end);
+        b.iload(L_YIELDED).ireturn();
+    }
+
+    /** A loop's head: to {@code end} once every rank is done; at each warp's first rank, returns ABORTED if so. */
+    private static void loopHead(CodeBuilder b, Label end) {
+        Label running = b.newLabel();
+        b.iload(L_RANK).iload(L_SIZE).if_icmpge(end);
+        b.iload(L_RANK).bipush(Kernel.WARP_SIZE - 1).iand().ifne(running);
+        b.ldc(ABORTED_CHECK).aload(L_CTX)
             .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_TYPE)
             .ifeq(running);
         b.loadConstant(ABORTED).ireturn();
         b.labelBinding(running);
-        b.aload(states).iload(rank).iaload().istore(state);
-        b.iload(state).iflt(next);                                  // returned, or arrived at a sync
-        b.ldc(BIND).aload(ctx).iload(rank).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
-        b.aload(captured).aload(ctx).aload(prims).aload(refs).iload(rank).iload(width).imul().iload(state)
-            .invokestatic(self, "step", STEP_TYPE).istore(result);
-        b.iload(result).loadConstant(syncCount).if_icmple(notYielded);
-        b.aload(states).iload(rank).iload(result).iastore();       // yielded at a loop head: runnable
-        b.iinc(yielded, 1).goto_(next);
-        b.labelBinding(notYielded);
-        b.iload(result).ifge(arrived);
-        b.aload(states).iload(rank).loadConstant(RETURNED).iastore();
-        b.goto_(next);
-        b.labelBinding(arrived);
-        b.aload(states).iload(rank).iload(result).ineg().iconst_1().isub().iastore();  // sync k: -(k + 1)
-        b.labelBinding(next);
-        b.iinc(rank, 1).goto_(loop);
-        b.labelBinding(end);
-        b.iload(yielded).ireturn();
+    }
+
+    /** Points the context at the loop's rank (KernelContext.bindPlainRank, a class-data constant). */
+    private static void bind(CodeBuilder b) {
+        b.ldc(BIND).aload(L_CTX).iload(L_RANK)
+            .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
     }
 }
