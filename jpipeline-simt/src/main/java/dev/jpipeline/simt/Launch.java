@@ -389,25 +389,47 @@ final class Launch {
     }
 
     /**
-     * A compiled block's round ended with {@code waiting} threads stopped at a {@code __syncthreads} and the others
-     * returned ({@code states}: RegionCompiler.RETURNED, or the sync each stopped at): on strands the waiting
-     * threads would wait for ever, since a thread that has returned still counts (KernelContext.syncThreads). The
-     * launch fails with the report a hang of strands gives, at once: nothing could wake them.
+     * A compiled block's round ended with threads stopped at syncs that cannot pass: some threads returned while
+     * others wait at a {@code __syncthreads} (a thread that returned still counts, as KernelContext.syncThreads
+     * says), or a warp's lanes wait at a {@code __syncwarp} for lanes that returned or wait at a __syncthreads.
+     * {@code states} holds RegionCompiler.RETURNED or -(k + 1) for the sync k each stopped at (1..blockSyncs:
+     * __syncthreads, beyond: __syncwarp). On strands the waiting threads would wait for ever: the launch fails at once
+     * with the report a hang of strands gives (nothing could wake them).
      */
-    void strandedAtSync(BlockScheduler scheduler, int[] states, int waiting) {
+    void strandedAtSync(BlockScheduler scheduler, int[] states, int blockSyncs) {
         int size = scheduler.block.size;
+        int atBlockSync = 0;
+        int left = 0;
+        for (int r = 0; r < size; r++) {
+            left += states[r] == RegionCompiler.RETURNED ? 1 : 0;
+            atBlockSync += states[r] != RegionCompiler.RETURNED && -states[r] - 1 <= blockSyncs ? 1 : 0;
+        }
         StringBuilder report = new StringBuilder("kernel launch ").append(gridDim).append(" x ").append(blockDim)
             .append(" hung: every live thread is blocked with nothing left to wake it\n  block ")
             .append(scheduler.block.blockIdx).append(": every started thread is blocked");
         for (int r = 0; r < size; r++) {
-            if (states[r] != RegionCompiler.RETURNED) {
-                report.append("\n    thread ").append(threadIndex(r)).append(": waits in __syncthreads of block ")
-                    .append(scheduler.block.blockIdx).append(": ").append(waiting).append(" of ").append(size)
-                    .append(" threads arrived");
+            if (states[r] == RegionCompiler.RETURNED) {
+                continue;
+            }
+            report.append("\n    thread ").append(threadIndex(r)).append(": waits in ");
+            if (-states[r] - 1 <= blockSyncs) {
+                report.append("__syncthreads of block ").append(scheduler.block.blockIdx).append(": ")
+                    .append(atBlockSync).append(" of ").append(size).append(" threads arrived");
+            } else {
+                int warp = r / Kernel.WARP_SIZE;
+                int first = warp * Kernel.WARP_SIZE;
+                int lanes = Math.min(Kernel.WARP_SIZE, size - first);
+                int atWarpSync = 0;
+                for (int l = first; l < first + lanes; l++) {
+                    atWarpSync += -states[l] - 1 > blockSyncs ? 1 : 0;
+                }
+                report.append("__syncwarp of warp ").append(warp).append(" of block ").append(scheduler.block.blockIdx)
+                    .append(": ").append(atWarpSync).append(" of ").append(lanes).append(" threads arrived");
             }
         }
-        int left = size - waiting;
-        report.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
+        if (left > 0) {
+            report.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
+        }
         if (fail(report.toString(), null)) {
             abortBlocks();
         }

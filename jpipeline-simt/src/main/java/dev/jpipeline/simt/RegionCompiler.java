@@ -74,7 +74,12 @@ import java.util.Map;
 final class RegionCompiler {
 
     /** What compiling gave: the loop's handle and the frame width, or why the kernel cannot be compiled. */
-    record Compiled(MethodHandle region, int width, int syncs, int yields) {
+    /**
+     * @param syncs      the sync points: states 1..blockSyncs are __syncthreads, blockSyncs+1..syncs __syncwarp
+     * @param yields     the loop heads where a thread may yield: states syncs+1..syncs+yields
+     * @param blockSyncs how many of the syncs are __syncthreads
+     */
+    record Compiled(MethodHandle region, int width, int syncs, int yields, int blockSyncs) {
     }
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
@@ -168,18 +173,19 @@ final class RegionCompiler {
         Map<Integer, State> syncs;
         try {
             syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
-                (i, e) -> isSync(e) || loopHeads.contains(i));
+                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i));
         } catch (IllegalArgumentException e) {
             throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
         }
         List<Integer> order = new ArrayList<>();
         List<Integer> yields = new ArrayList<>();
+        List<Integer> warpSyncs = new ArrayList<>();
         for (int i = 0; i < elements.size(); i++) {
             if (loopHeads.contains(i) && syncs.containsKey(i) && syncs.get(i).stack().isEmpty()
                 && java.util.Arrays.stream(syncs.get(i).locals()).noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
                 yields.add(i);                  // a loop's head with nothing on the stack: a yield point
             }
-            if (isSync(elements.get(i))) {
+            if (isSync(elements.get(i)) || isWarpSync(elements.get(i))) {
                 State state = syncs.get(i);
                 if (state == null) {
                     continue;                   // unreachable: left as it is (it never runs)
@@ -193,9 +199,11 @@ final class RegionCompiler {
                         throw new Refusal(where + " keeps an object under construction across syncThreads");
                     }
                 }
-                order.add(i);
+                (isSync(elements.get(i)) ? order : warpSyncs).add(i);
             }
         }
+        int blockSyncCount = order.size();
+        order.addAll(warpSyncs);                // states 1..K: __syncthreads, K+1..K+W: __syncwarp, then yields
         int syncCount = order.size();
         order.addAll(yields);
         boolean[] kept = parametersNeverStored(code, isStatic, type);
@@ -245,7 +253,7 @@ final class RegionCompiler {
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, CLASS_DATA, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
-            return new Compiled(region, code.maxLocals(), syncCount, order.size() - syncCount);
+            return new Compiled(region, code.maxLocals(), syncCount, order.size() - syncCount, blockSyncCount);
         } catch (IllegalAccessException e) {
             throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
                 + "code beside it (" + e.getMessage() + ")");
@@ -322,6 +330,13 @@ final class RegionCompiler {
     }
 
     /** ctx.syncThreads() or ctx.block().sync() (this_thread_block().sync(), the same __syncthreads). */
+    /** ctx.syncWarp(), the full-mask __syncwarp. */
+    private static boolean isWarpSync(CodeElement element) {
+        return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
+            && invoke.type().equalsString("()V") && invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT)
+            && invoke.name().equalsString("syncWarp");
+    }
+
     private static boolean isSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
             && invoke.type().equalsString("()V")
@@ -439,7 +454,7 @@ final class RegionCompiler {
                 case LocalVariable ignored -> { }
                 case LocalVariableType ignored -> { }
                 case CharacterRange ignored -> { }
-                case InvokeInstruction invoke when isSync(invoke) && point >= 0 -> {
+                case InvokeInstruction invoke when (isSync(invoke) || isWarpSync(invoke)) && point >= 0 -> {
                     int k = point;
                     b.invokestatic(CD_OBJECTS, "requireNonNull", MethodTypeDesc.of(ConstantDescs.CD_Object,
                         ConstantDescs.CD_Object)).pop();

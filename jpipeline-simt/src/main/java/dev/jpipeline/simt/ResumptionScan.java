@@ -55,7 +55,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *     JDK's) and, for shared and global, the init is a lambda made by the instruction just before the call
  *     (its code is scanned as a call);
  *   - ThreadBlock's accessors (size, threadRank, groupIndex, threadIndex, groupDim, toString);
- *   - in the kernel's own method (depth 0), KernelContext.syncThreads() or ThreadBlock.sync(): the verdict is then not plain, but the
+ *   - in the kernel's own method (depth 0), KernelContext.syncThreads(), ThreadBlock.sync() or the full-mask
+ *     KernelContext.syncWarp(): the verdict is then not plain, but the
  *     region compiler splits the method there (RegionCompiler); a sync anywhere else (a helper, a lambda), or a
  *     kernel method called again from its own code, is not compiled;
  *   - Dim3; MemorySegment and the memory layouts (none of them waits, and none that takes a function is
@@ -733,10 +734,10 @@ final class ResumptionScan {
                 if (CONTEXT_PLAIN.contains(name)) {
                     return null;
                 }
-                if (depth == 0 && name.equals("syncThreads") && descriptor.equals("()V")) {
+                if (depth == 0 && (name.equals("syncThreads") || name.equals("syncWarp")) && descriptor.equals("()V")) {
                     if (firstSync == null) {            // compiled into regions: split at each such call
-                        firstSync = "calls KernelContext.syncThreads" + at + ", a resumption point (it waits for "
-                            + "the block's other threads)";
+                        firstSync = "calls KernelContext." + name + at + ", a resumption point (it waits for "
+                            + (name.equals("syncWarp") ? "the warp's" : "the block's") + " other threads)";
                     }
                     return null;
                 }

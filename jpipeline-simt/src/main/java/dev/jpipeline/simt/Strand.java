@@ -197,21 +197,25 @@ final class Strand implements ParkListener, Runnable {
                 if (yielded == RegionCompiler.ABORTED) {
                     break;
                 }
-                if (yielded > 0) {
-                    continue;               // a sweep again: the threads that yielded in a loop run on
+                int warpsPassed = kernel.syncs() > kernel.blockSyncs()
+                    ? passWarpSyncs(states, size, kernel.blockSyncs()) : 0;
+                if (yielded > 0 || warpsPassed > 0) {
+                    continue;               // a sweep again: threads that yielded in a loop or passed a __syncwarp
                 }
                 if (width == 0) {
                     break;                  // no sync and no loop: every thread has run to its end
                 }
                 int arrived = 0;
+                boolean atWarpSync = false;
                 for (int r = 0; r < size; r++) {
                     arrived += states[r] < RegionCompiler.RETURNED ? 1 : 0;
+                    atWarpSync |= -states[r] - 1 > kernel.blockSyncs();
                 }
                 if (arrived == 0) {
                     break;                  // every thread returned
                 }
-                if (arrived < size) {
-                    launch.strandedAtSync(scheduler, states, arrived);
+                if (arrived < size || atWarpSync) {
+                    launch.strandedAtSync(scheduler, states, kernel.blockSyncs());
                     break;
                 }
                 for (int r = 0; r < size; r++) {
@@ -229,6 +233,31 @@ final class Strand implements ParkListener, Runnable {
         }
         launch.loopBlockRan(scheduler.slot, true, kernel.syncs() == 0);
         return scheduler.finishedPlain(first);
+    }
+
+    /**
+     * Lets through each warp of a compiled block whose lanes have all arrived at a {@code __syncwarp} (state
+     * -(k + 1) with k past the block's __syncthreads points): they resume behind it in the next sweep. A lane that
+     * has returned still counts, as on strands, so its warp stays (the round's end reports it).
+     *
+     * @return how many warps it let through
+     */
+    private static int passWarpSyncs(int[] states, int size, int blockSyncs) {
+        int passed = 0;
+        for (int first = 0; first < size; first += Kernel.WARP_SIZE) {
+            int end = Math.min(size, first + Kernel.WARP_SIZE);
+            boolean all = true;
+            for (int r = first; r < end && all; r++) {
+                all = -states[r] - 1 > blockSyncs;
+            }
+            if (all) {
+                for (int r = first; r < end; r++) {
+                    states[r] = -states[r] - 1;
+                }
+                passed++;
+            }
+        }
+        return passed;
     }
 
     @Override

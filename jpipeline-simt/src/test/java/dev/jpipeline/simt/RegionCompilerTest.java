@@ -268,6 +268,46 @@ class RegionCompilerTest {
     }
 
     @Test
+    void aWarpSyncLetsEachWarpOnAsItsLanesArriveAndAgreesWithStrands() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(2), Dim3.of(48), 4L * 96, out -> ctx -> {
+            MemorySegment lanes = ctx.sharedArray("lanes", 4L * ctx.blockDim().x());
+            int t = ctx.threadRank();
+            int value = t * 3;
+            for (int step = 0; step < 3; step++) {
+                lanes.setAtIndex(ValueLayout.JAVA_INT, t, value);
+                ctx.syncWarp();                 // the short last warp has 16 lanes
+                int warpFirst = t / 32 * 32;
+                int warpLanes = Math.min(32, ctx.blockDim().x() - warpFirst);
+                value += lanes.getAtIndex(ValueLayout.JAVA_INT, warpFirst + (t - warpFirst + 1) % warpLanes);
+                ctx.syncWarp();
+            }
+            out.setAtIndex(ValueLayout.JAVA_INT, ctx.globalRank(), value);
+        });
+        assertArrayEquals(runs[1], runs[0]);
+        assertEquals(2, compiled(ctx -> {
+            ctx.syncWarp();
+            ctx.syncWarp();
+        }).compiled().syncs());
+    }
+
+    @Test
+    void aLaneThatReturnsBeforeAWarpSyncFailsTheLaunchWithTheWarpsReport() {
+        KernelBody body = ctx -> {
+            if (ctx.threadRank() == 33) {
+                return;
+            }
+            ctx.syncWarp();
+        };
+        compiled(body);
+        KernelFailure failure = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(64), 0, body));
+        String report = failure.getMessage();
+        assertTrue(report.contains("thread (32, 0, 0): waits in __syncwarp of warp 1 of block (0, 0, 0): 31 of 32 "
+            + "threads arrived"), report);
+        assertTrue(report.contains("(33 have left)"), report);     // warp 0 passed its sync and returned
+        assertTrue(!report.contains("warp 0 of block"), "warp 0 passed its sync: " + report);
+    }
+
+    @Test
     void aSyncInsideATryResumesInsideIt() {
         byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 4L * 32, out -> ctx -> {
             int t = ctx.threadRank();
