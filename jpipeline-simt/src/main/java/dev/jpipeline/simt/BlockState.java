@@ -18,9 +18,25 @@ final class BlockState {
     final MemorySegment dynamicShared;
     /** The launch's checked execution, or null. */
     final CheckedLaunch checked;
-    private final ConcurrentHashMap<Object, Object> sharedVariables = new ConcurrentHashMap<>();
+    /**
+     * Made on first use (most blocks of a compiled empty or register-only kernel never ask, and a block's set-up is
+     * a fair part of such a launch): see {@link #sharedVariables()}. Read and set through SHARED_VARIABLES.
+     */
+    private volatile ConcurrentHashMap<Object, Object> sharedVariables;
     /** Tile barriers by tile size: one per tile. */
-    private final ConcurrentHashMap<Integer, SyncSite[]> tiles = new ConcurrentHashMap<>();
+    private volatile ConcurrentHashMap<Integer, SyncSite[]> tiles;
+    private static final java.lang.invoke.VarHandle SHARED_VARIABLES;
+    private static final java.lang.invoke.VarHandle TILES;
+
+    static {
+        try {
+            java.lang.invoke.MethodHandles.Lookup l = java.lang.invoke.MethodHandles.lookup();
+            SHARED_VARIABLES = l.findVarHandle(BlockState.class, "sharedVariables", ConcurrentHashMap.class);
+            TILES = l.findVarHandle(BlockState.class, "tiles", ConcurrentHashMap.class);
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
     /** @param dynamicShared the block's slot's shared memory (see {@link Launch}) */
     BlockState(Dim3 blockIdx, int size, MemorySegment dynamicShared, CheckedLaunch checked) {
         this(blockIdx, size, dynamicShared, checked, false);
@@ -65,7 +81,7 @@ final class BlockState {
         if (entry != null && entry.key == key) {
             return (T) entry.value;
         }
-        Object value = sharedVariables.computeIfAbsent(key, k -> init.get());
+        Object value = sharedVariables().computeIfAbsent(key, k -> init.get());
         latest = new SharedEntry(key, value);
         return (T) value;
     }
@@ -74,9 +90,32 @@ final class BlockState {
     private record SharedEntry(Object key, Object value) {
     }
 
+    /** The block's shared variables and arrays: the map is made by the first thread that asks (a CAS). */
+    @SuppressWarnings("unchecked")
+    private ConcurrentHashMap<Object, Object> sharedVariables() {
+        ConcurrentHashMap<Object, Object> map = sharedVariables;
+        if (map == null) {
+            map = new ConcurrentHashMap<>();
+            Object raced = SHARED_VARIABLES.compareAndExchange(this, null, map);
+            map = raced == null ? map : (ConcurrentHashMap<Object, Object>) raced;
+        }
+        return map;
+    }
+
+    @SuppressWarnings("unchecked")
+    private ConcurrentHashMap<Integer, SyncSite[]> tiles() {
+        ConcurrentHashMap<Integer, SyncSite[]> map = tiles;
+        if (map == null) {
+            map = new ConcurrentHashMap<>();
+            Object raced = TILES.compareAndExchange(this, null, map);
+            map = raced == null ? map : (ConcurrentHashMap<Integer, SyncSite[]>) raced;
+        }
+        return map;
+    }
+
     /** A {@code __shared__} array: made on first use, poisoned under checked execution. */
     MemorySegment sharedArray(Object key, long bytes) {
-        MemorySegment array = (MemorySegment) sharedVariables.computeIfAbsent(new ArrayKey(key), k -> {
+        MemorySegment array = (MemorySegment) sharedVariables().computeIfAbsent(new ArrayKey(key), k -> {
             MemorySegment made = Arena.ofAuto().allocate(bytes, 16);
             if (checked != null) {
                 checked.sharedArray(key, made);
@@ -96,7 +135,7 @@ final class BlockState {
 
     /** The barrier of the tile of {@code tileSize} threads that holds block rank {@code rank}. */
     SyncSite tile(int tileSize, int rank) {
-        SyncSite[] all = tiles.computeIfAbsent(tileSize, n -> {
+        SyncSite[] all = tiles().computeIfAbsent(tileSize, n -> {
             SyncSite[] sites = new SyncSite[(size + n - 1) / n];
             for (int t = 0; t < sites.length; t++) {
                 int parties = Math.min(n, size - t * n);

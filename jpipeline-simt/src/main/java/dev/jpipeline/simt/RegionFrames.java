@@ -14,6 +14,11 @@ final class RegionFrames {
     private long[] prims = new long[0];
     private Object[] refs = new Object[0];
 
+    /** The states a block with no sync and no loop passes: its loop (RegionCompiler.plainRegion) reads none. */
+    int[] unusedStates() {
+        return states;
+    }
+
     /** The states of a block of {@code size} threads, each 0 (not started). */
     int[] states(int size) {
         if (states.length < size) {

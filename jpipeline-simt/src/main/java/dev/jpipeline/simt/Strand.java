@@ -187,7 +187,7 @@ final class Strand implements ParkListener, Runnable {
         ctx.bindPlainBlock(first);
         Thread.interrupted();               // as in runPlainBlock: a compiled kernel cannot read its status
         int width = kernel.syncs() + kernel.yields() == 0 ? 0 : kernel.width();
-        int[] states = frames.states(size);
+        int[] states = width == 0 ? frames.unusedStates() : frames.states(size);  // a plain loop reads none
         long[] prims = frames.prims(size * width);
         Object[] refs = frames.refs(size * width);
         try {
