@@ -75,6 +75,8 @@ final class BlockScheduler implements HangDetector.Participant {
      * on. Volatile for awaitTurn's unlocked look. Never set under checked execution, which orders every thread.
      */
     private volatile boolean released;
+    /** How many unstarted threads startMore started the last time: guarded by this. */
+    private int startBatch = 1;
     /** The launching thread's view of the turn (watchTurn): confined to that thread. */
     private KernelThread watchedHolder;
     private long watchedProgress;
@@ -256,17 +258,45 @@ final class BlockScheduler implements HangDetector.Participant {
      * (releaseTurn). A holder that computes long with nothing else to run is left alone.
      */
     void watchTurn(long now) {
-        if (released || done || checked != null) {
+        if (done || checked != null) {
             return;
         }
-        KernelThread h = holder;
+        KernelThread h = released ? null : holder;
         long p = progress();
-        if (h == null || h != watchedHolder || p != watchedProgress) {
+        if (!released && h == null || h != watchedHolder || p != watchedProgress) {
             watchedHolder = h;
             watchedProgress = p;
             watchedSince = now;
         } else if (now - watchedSince >= FORWARD_PROGRESS_NANOS) {
-            releaseTurn();
+            if (!released) {
+                releaseTurn();
+            } else {
+                startMore();
+            }
+            watchedSince = now;
+        }
+    }
+
+    /**
+     * The block is released and nothing in it has moved for FORWARD_PROGRESS_NANOS while threads are still
+     * unstarted: its running threads may all spin, waiting for one of those. Starts more of them, each on a platform
+     * strand, twice as many as the last time (1, 2, 4, ...), so that a block of 1024 threads that all spin but one
+     * reaches that one in about ten looks, without starting a thread per CUDA thread when one more would do.
+     */
+    private void startMore() {
+        java.util.List<KernelThread> toStart = new java.util.ArrayList<>();
+        synchronized (this) {
+            startBatch = Math.min(block.size, Math.max(1, startBatch * 2));
+            for (int i = 0; i < startBatch; i++) {
+                KernelThread kt = startUnstartedLocked();
+                if (kt == null) {
+                    break;
+                }
+                toStart.add(kt);
+            }
+        }
+        for (KernelThread kt : toStart) {
+            launch.runOnPlatformStrand(kt);
         }
     }
 

@@ -46,6 +46,31 @@ class ForwardProgressTest {
         }
     }
 
+    @Test
+    void everyThreadButTheLastSpinningOnItsFlagCompletes() {
+        for (int size : new int[] {3, 4, 64}) {
+            MemorySegment out = Arena.ofAuto().allocate(4L * size);
+            KernelBody body = ctx -> {
+                MemorySegment flag = ctx.sharedArray("flag", 4);
+                int t = ctx.threadRank();
+                if (t == ctx.blockDim().x() - 1) {
+                    INT.setVolatile(flag, 0L, 1);
+                } else {
+                    while ((int) INT.getVolatile(flag, 0L) == 0) {   // each started spinner keeps spinning
+                        Thread.onSpinWait();
+                    }
+                }
+                ctx.syncThreads();
+                out.setAtIndex(ValueLayout.JAVA_INT, t, (int) INT.getVolatile(flag, 0L));
+            };
+            assertTimeoutPreemptively(Duration.ofSeconds(30), () -> Kernel.launch(Dim3.of(1), Dim3.of(size), 0, body),
+                size + " threads");
+            for (int t = 0; t < size; t++) {
+                assertEquals(1, out.getAtIndex(ValueLayout.JAVA_INT, t), size + " threads, thread " + t);
+            }
+        }
+    }
+
     /**
      * Seeded: a random block size, a random spinning thread and a random later thread that sets its flag, each
      * thread then syncing and reading the flag. {@code -Djpipeline.simt.seed=N} repeats a run.
