@@ -63,7 +63,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *     allowed); VarHandle's static fences, not its access modes (a combinator such as MethodHandles.filterValue
  *     runs user method handles); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte,
  *     Character), but none of their methods that take a CharSequence (they call its length and charAt);
- *     Objects.requireNonNull and the index checks; Object's constructor and getClass; an array's clone;
+ *     Objects.requireNonNull and the index checks; Object's constructor and getClass; Enum's constructor (an
+ *     enum's static initializer calls it for each constant); an array's clone;
  *   - string concatenation (invokedynamic StringConcatFactory) of primitives, strings, boxes, Dim3 and the
  *     KernelContext, whose toString are the JDK's or ours (any other object's toString is user code). javac
  *     converts an object operand with String.valueOf(Object) first, whose operand type is not in the call: it is
@@ -770,6 +771,9 @@ final class ResumptionScan {
             }
             if (owner.equals("java/lang/Thread") && name.equals("onSpinWait")) {
                 return null;                    // a hint to the processor; a compiled loop yields at its head
+            }
+            if (owner.equals("java/lang/Enum") && name.equals("<init>")) {
+                return null;                    // keeps the name and ordinal: an enum's static initializer calls it
             }
             if (owner.equals("java/lang/Object") && (name.equals("<init>") || name.equals("getClass"))) {
                 return null;

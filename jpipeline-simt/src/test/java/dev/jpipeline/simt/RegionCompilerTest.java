@@ -307,6 +307,25 @@ class RegionCompilerTest {
         assertTrue(!report.contains("warp 0 of block"), "warp 0 passed its sync: " + report);
     }
 
+    /** An enum a kernel reads: its static initializer constructs its constants, which is plain. */
+    private enum Op {
+        ADD, MULTIPLY;
+
+        long apply(long a, long b) {
+            return this == ADD ? a + b : a * b;
+        }
+    }
+
+    @Test
+    void anEnumConstantDoesNotMakeAKernelFallBack() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 8L * 32, out -> ctx -> {
+            Op op = ctx.threadRank() % 2 == 0 ? Op.ADD : Op.MULTIPLY;
+            ctx.syncThreads();
+            out.setAtIndex(ValueLayout.JAVA_LONG, ctx.threadRank(), op == Op.ADD ? 1 : 2);
+        });
+        assertArrayEquals(runs[1], runs[0]);
+    }
+
     @Test
     void aSyncInsideATryResumesInsideIt() {
         byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 4L * 32, out -> ctx -> {
