@@ -69,6 +69,9 @@ import java.util.Map;
  * method handle, which the JIT inlines as a constant), stores its new state, and returns how many threads stopped
  * at a sync, or -2 when the launch was found aborted (looked at every 32 threads: a warp). A throwable from a thread
  * leaves the loop; ctx's rank says which thread threw.
+ *
+ * A static M's class may not be initialized yet (a method reference Other::kernel does not initialize Other; the call
+ * that strands make does, JLS 12.4.1): region initializes it once, with thread 0 bound, before its first thread runs.
  * </pre>
  */
 final class RegionCompiler {
@@ -116,6 +119,12 @@ final class RegionCompiler {
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 0);
     private static final DynamicConstantDesc<MethodHandle> ABORTED_CHECK = DynamicConstantDesc.ofNamed(
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 1);
+    /** Initializes M's class (class data 2, for a static M only): Lookup.ensureInitialized bound to it, ()V. */
+    private static final DynamicConstantDesc<MethodHandle> INITIALIZE_HOST = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 2);
+    /** The hidden class's static flag: M's class has been initialized (a benign race: initializing is idempotent). */
+    private static final String HOST_READY = "hostReady";
+    private static final MethodHandle ENSURE_INITIALIZED;
     /** step's own parameters take slots 0..5; M's locals follow. */
     private static final int CAPTURED = 0;
     private static final int CONTEXT = 1;
@@ -133,6 +142,8 @@ final class RegionCompiler {
             CLASS_DATA = List.of(
                 own.findVirtual(KernelContext.class, "bindPlainRank", MethodType.methodType(void.class, int.class)),
                 own.findVirtual(KernelContext.class, "launchAborted", MethodType.methodType(boolean.class)));
+            ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
+                MethodType.methodType(Class.class, Class.class));
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
@@ -235,7 +246,13 @@ final class RegionCompiler {
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
                         hostIsInterface, syncs, order, syncCount, code.maxLocals(), where)));
+                if (isStatic) {
+                    cb.withField(HOST_READY, ConstantDescs.CD_boolean, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE);
+                }
                 cb.withMethodBody("region", REGION_TYPE, ClassFile.ACC_STATIC, b -> {
+                    if (isStatic) {
+                        initializeHost(b, self);
+                    }
                     if (order.isEmpty()) {
                         plainRegion(b, self);
                     } else {
@@ -250,7 +267,11 @@ final class RegionCompiler {
         }
         try {
             MethodHandles.Lookup hostLookup = MethodHandles.privateLookupIn(host, MethodHandles.lookup());
-            MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, CLASS_DATA, true,
+            // a static M's class need not be initialized yet (a method reference Other::kernel does not initialize
+            // Other; calling it does, JLS 12.4.1): the region initializes it as the call on strands would
+            List<MethodHandle> classData = !isStatic ? CLASS_DATA : List.of(CLASS_DATA.get(0), CLASS_DATA.get(1),
+                MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
+            MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
             return new Compiled(region, code.maxLocals(), syncCount, order.size() - syncCount, blockSyncCount);
@@ -581,6 +602,21 @@ final class RegionCompiler {
     private static final int L_STATE = 8;
     private static final int L_YIELDED = 9;
     private static final int L_RESULT = 10;
+
+    /**
+     * Initializes a static M's class before its first thread runs, once per hidden class: on strands the first
+     * thread's call of M does (and thread 0 of the block gets the ExceptionInInitializerError of a failing
+     * initializer), so thread 0 is bound while it runs.
+     */
+    private static void initializeHost(CodeBuilder b, ClassDesc self) {
+        Label ready = b.newLabel();
+        b.getstatic(self, HOST_READY, ConstantDescs.CD_boolean).ifne(ready);
+        b.ldc(BIND).aload(1).iconst_0().invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", BIND_TYPE);
+        b.ldc(INITIALIZE_HOST).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact",
+            MethodTypeDesc.of(ConstantDescs.CD_void));
+        b.iconst_1().putstatic(self, HOST_READY, ConstantDescs.CD_boolean);
+        b.labelBinding(ready);
+    }
 
     /**
      * The loop of a kernel with no sync and no loop head: every thread runs once, to its end, so no state is read
