@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * on strands ({@code -Djpipeline.simt.compile=false}). Each test runs the kernel both ways, or states what strands
  * do, and asks for the same observable result.
  */
-class CompiledKernelHostileTest {
+class RegionCompilerFidelityTest {
 
     @BeforeEach
     void compilationOn() {
