@@ -63,6 +63,11 @@ public final class KernelContext {
         this.warpGroup = null;
     }
 
+    /** The exception a compiled thread stopped at a sync unwinds with once its launch has failed or hung. */
+    KernelAbortedException abortedAtSync() {
+        return new KernelAbortedException(launch.monitor.abortReasonOr("the launch was aborted"));
+    }
+
     /** Whether this context's launch has been aborted (a compiled kernel's loop looks at each warp). */
     boolean launchAborted() {
         return launch.aborted();

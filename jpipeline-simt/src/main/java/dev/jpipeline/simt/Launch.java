@@ -405,7 +405,8 @@ final class Launch {
             atBlockSync += states[r] != RegionCompiler.RETURNED && -states[r] - 1 <= blockSyncs ? 1 : 0;
         }
         StringBuilder report = new StringBuilder("kernel launch ").append(gridDim).append(" x ").append(blockDim)
-            .append(" hung: every live thread is blocked with nothing left to wake it\n  block ")
+            .append(" hung: every live thread is blocked with nothing left to wake it (a compiled block knows at "
+                + "once):\n  block ")
             .append(scheduler.block.blockIdx).append(": every started thread is blocked");
         for (int r = 0; r < size; r++) {
             if (states[r] == RegionCompiler.RETURNED) {

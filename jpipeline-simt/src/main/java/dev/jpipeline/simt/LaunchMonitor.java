@@ -47,6 +47,12 @@ final class LaunchMonitor {
         }
     }
 
+    /** Why the launch was aborted, or {@code otherwise} while it is not. */
+    String abortReasonOr(String otherwise) {
+        String reason = abortReason;
+        return reason != null ? reason : otherwise;
+    }
+
     boolean aborted() {
         return abortReason != null;
     }

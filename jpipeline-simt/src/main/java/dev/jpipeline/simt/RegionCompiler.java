@@ -82,7 +82,7 @@ final class RegionCompiler {
      * @param yields     the loop heads where a thread may yield: states syncs+1..syncs+yields
      * @param blockSyncs how many of the syncs are __syncthreads
      */
-    record Compiled(MethodHandle region, int width, int syncs, int yields, int blockSyncs) {
+    record Compiled(MethodHandle region, MethodHandle step, int width, int syncs, int yields, int blockSyncs) {
     }
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
@@ -121,7 +121,20 @@ final class RegionCompiler {
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 1);
     /** Initializes M's class (class data 2, for a static M only): Lookup.ensureInitialized bound to it, ()V. */
     private static final DynamicConstantDesc<MethodHandle> INITIALIZE_HOST = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 3);
+    /** KernelContext.abortedAtSync, (KernelContext)RuntimeException: the exception a stopped thread unwinds with. */
+    private static final DynamicConstantDesc<MethodHandle> ABORTED_AT_SYNC = DynamicConstantDesc.ofNamed(
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 2);
+    private static final MethodTypeDesc ABORTED_AT_SYNC_TYPE = MethodTypeDesc.of(
+        ClassDesc.of("java.lang.RuntimeException"), CD_KERNEL_CONTEXT);
+    /**
+     * Added to a sync's state to resume its thread by unwinding: the sync throws KernelAbortedException, as a wait of
+     * a failed launch does on strands, so the thread's finally blocks run (Strand.runCompiledBlock).
+     */
+    static final int UNWIND = 1 << 24;
+    /** The step method's type as a handle sees it. */
+    static final MethodType STEP_METHOD_TYPE = MethodType.methodType(int.class, Object[].class, KernelContext.class,
+        long[].class, Object[].class, int.class, int.class);
     /** The hidden class's static flag: M's class has been initialized (a benign race: initializing is idempotent). */
     private static final String HOST_READY = "hostReady";
     private static final MethodHandle ENSURE_INITIALIZED;
@@ -141,7 +154,10 @@ final class RegionCompiler {
             MethodHandles.Lookup own = MethodHandles.lookup();
             CLASS_DATA = List.of(
                 own.findVirtual(KernelContext.class, "bindPlainRank", MethodType.methodType(void.class, int.class)),
-                own.findVirtual(KernelContext.class, "launchAborted", MethodType.methodType(boolean.class)));
+                own.findVirtual(KernelContext.class, "launchAborted", MethodType.methodType(boolean.class)),
+                own.findVirtual(KernelContext.class, "abortedAtSync",
+                    MethodType.methodType(KernelAbortedException.class))
+                    .asType(MethodType.methodType(RuntimeException.class, KernelContext.class)));
             ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
                 MethodType.methodType(Class.class, Class.class));
         } catch (ReflectiveOperationException e) {
@@ -270,11 +286,13 @@ final class RegionCompiler {
             // a static M's class need not be initialized yet (a method reference Other::kernel does not initialize
             // Other; calling it does, JLS 12.4.1): the region initializes it as the call on strands would
             List<MethodHandle> classData = !isStatic ? CLASS_DATA : List.of(CLASS_DATA.get(0), CLASS_DATA.get(1),
-                MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
+                CLASS_DATA.get(2), MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
-            return new Compiled(region, code.maxLocals(), syncCount, order.size() - syncCount, blockSyncCount);
+            MethodHandle step = hidden.findStatic(hidden.lookupClass(), "step", STEP_METHOD_TYPE);
+            return new Compiled(region, step, code.maxLocals(), syncCount, order.size() - syncCount,
+                blockSyncCount);
         } catch (IllegalAccessException e) {
             throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
                 + "code beside it (" + e.getMessage() + ")");
@@ -383,6 +401,8 @@ final class RegionCompiler {
         private final int syncCount;
         /** A local after M's: how many loop heads this step has passed (a yield after YIELD_EVERY). */
         private final int counter;
+        /** The next local: 1 when this step resumes a thread behind a sync by unwinding it (state past UNWIND). */
+        private final int unwinding;
         private final String where;
         private final Label[] resume;
         private int index;
@@ -391,6 +411,7 @@ final class RegionCompiler {
                       Map<Integer, State> syncs, List<Integer> order, int syncCount, int maxLocals, String where) {
             this.syncCount = syncCount;
             this.counter = SHIFT + maxLocals;
+            this.unwinding = SHIFT + maxLocals + 1;
             this.type = type;
             this.isStatic = isStatic;
             this.owner = owner;
@@ -436,6 +457,15 @@ final class RegionCompiler {
                 cases.add(java.lang.classfile.instruction.SwitchCase.of(k + 1, restore[k]));
             }
             Label bad = b.newLabel();
+            if (syncCount > 0) {                // a state past UNWIND: resume behind the sync by unwinding
+                Label normal = b.newLabel();
+                Label dispatch = b.newLabel();
+                b.iload(STATE).loadConstant(UNWIND).if_icmplt(normal);
+                b.iload(STATE).loadConstant(UNWIND).isub().istore(STATE).iconst_1().istore(unwinding).goto_(dispatch);
+                b.labelBinding(normal);
+                b.iconst_0().istore(unwinding);
+                b.labelBinding(dispatch);
+            }
             b.iload(STATE).tableswitch(0, order.size(), bad, cases);
             b.labelBinding(bad);
             b.new_(ClassDesc.of("java.lang.IllegalStateException")).dup().ldc("no such resumption state").invokespecial(ClassDesc.of("java.lang.IllegalStateException"),
@@ -485,6 +515,11 @@ final class RegionCompiler {
                     }
                     b.loadConstant(k + 1).ireturn();
                     b.labelBinding(resume[k]);
+                    Label go = b.newLabel();
+                    b.iload(unwinding).ifeq(go);
+                    b.ldc(ABORTED_AT_SYNC).aload(CONTEXT)
+                        .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_AT_SYNC_TYPE).athrow();
+                    b.labelBinding(go);
                 }
                 case InvokeInstruction invoke when invoke.opcode() == Opcode.INVOKESPECIAL
                     && !invoke.name().equalsString(ConstantDescs.INIT_NAME) -> {

@@ -188,6 +188,7 @@ final class Strand implements ParkListener, Runnable {
         Thread.interrupted();               // as in runPlainBlock: a compiled kernel cannot read its status
         int width = kernel.syncs() + kernel.yields() == 0 ? 0 : kernel.width();
         int[] states = width == 0 ? frames.unusedStates() : frames.states(size);  // a plain loop reads none
+        boolean unwind = false;
         long[] prims = frames.prims(size * width);
         Object[] refs = frames.refs(size * width);
         try {
@@ -195,6 +196,7 @@ final class Strand implements ParkListener, Runnable {
                 int yielded = (int) kernel.region().invokeExact(launch.captured, ctx, prims, refs, states, width,
                     size);
                 if (yielded == RegionCompiler.ABORTED) {
+                    unwind = true;
                     break;
                 }
                 int warpsPassed = kernel.syncs() > kernel.blockSyncs()
@@ -216,6 +218,7 @@ final class Strand implements ParkListener, Runnable {
                 }
                 if (arrived < size || atWarpSync) {
                     launch.strandedAtSync(scheduler, states, kernel.blockSyncs());
+                    unwind = true;
                     break;
                 }
                 for (int r = 0; r < size; r++) {
@@ -223,16 +226,44 @@ final class Strand implements ParkListener, Runnable {
                 }
             }
         } catch (KernelAbortedException aborted) {
-            // the launch has already failed or hung; its report says why
+            unwind = true;                  // the launch has already failed or hung; its report says why
         } catch (Throwable t) {
             launch.failed(new KernelThread(scheduler, ctx.threadRank()), t);
+            unwind = true;
         } finally {
+            if (unwind && kernel.syncs() > 0) {
+                unwindStopped(kernel, ctx, states, prims, refs, width, size);
+            }
             frames.clear(size * width);
             first.finish();
             current = null;
         }
         launch.loopBlockRan(scheduler.slot, true, kernel.syncs() == 0);
         return scheduler.finishedPlain(first);
+    }
+
+    /**
+     * The launch has failed or hung: each thread of the block stopped at a sync resumes by unwinding, its sync
+     * throwing KernelAbortedException (RegionCompiler.UNWIND), as a parked thread of a failed launch does on strands,
+     * so that its finally blocks run. What it throws is dropped, as on strands (the launch has failed already). A
+     * thread that yielded in a loop, or never started, is not resumed.
+     */
+    private void unwindStopped(RegionCompiler.Compiled kernel, KernelContext ctx, int[] states, long[] prims,
+                                      Object[] refs, int width, int size) {
+        for (int r = 0; r < size; r++) {
+            if (states[r] >= RegionCompiler.RETURNED) {
+                continue;                   // returned, runnable or never started
+            }
+            int sync = -states[r] - 1;
+            states[r] = RegionCompiler.RETURNED;
+            ctx.bindPlainRank(r);
+            try {
+                int ignored = (int) kernel.step().invokeExact(launch.captured, ctx, prims, refs, r * width,
+                    sync + RegionCompiler.UNWIND);
+            } catch (Throwable unwound) {
+                // KernelAbortedException, or what its finally blocks threw: the launch has failed already
+            }
+        }
     }
 
     /**
