@@ -121,7 +121,13 @@ final class RegionCompiler {
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 1);
     /** Initializes M's class (class data 2, for a static M only): Lookup.ensureInitialized bound to it, ()V. */
     private static final DynamicConstantDesc<MethodHandle> INITIALIZE_HOST = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 4);
+    /** KernelFrames.add bound to the kernel's class, method and file, (Throwable, int)void (class data 3). */
+    private static final DynamicConstantDesc<MethodHandle> ADD_FRAME = DynamicConstantDesc.ofNamed(
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 3);
+    private static final MethodTypeDesc ADD_FRAME_TYPE = MethodTypeDesc.of(ConstantDescs.CD_void,
+        ClassDesc.of("java.lang.Throwable"), ConstantDescs.CD_int);
+    private static final MethodHandle ADD_FRAME_HANDLE;
     /** KernelContext.abortedAtSync, (KernelContext)RuntimeException: the exception a stopped thread unwinds with. */
     private static final DynamicConstantDesc<MethodHandle> ABORTED_AT_SYNC = DynamicConstantDesc.ofNamed(
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 2);
@@ -158,6 +164,8 @@ final class RegionCompiler {
                 own.findVirtual(KernelContext.class, "abortedAtSync",
                     MethodType.methodType(KernelAbortedException.class))
                     .asType(MethodType.methodType(RuntimeException.class, KernelContext.class)));
+            ADD_FRAME_HANDLE = own.findStatic(KernelFrames.class, "add", MethodType.methodType(void.class,
+                String.class, String.class, String.class, Throwable.class, int.class));
             ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
                 MethodType.methodType(Class.class, Class.class));
         } catch (ReflectiveOperationException e) {
@@ -285,8 +293,12 @@ final class RegionCompiler {
             MethodHandles.Lookup hostLookup = MethodHandles.privateLookupIn(host, MethodHandles.lookup());
             // a static M's class need not be initialized yet (a method reference Other::kernel does not initialize
             // Other; calling it does, JLS 12.4.1): the region initializes it as the call on strands would
-            List<MethodHandle> classData = !isStatic ? CLASS_DATA : List.of(CLASS_DATA.get(0), CLASS_DATA.get(1),
-                CLASS_DATA.get(2), MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
+            MethodHandle addFrame = MethodHandles.insertArguments(ADD_FRAME_HANDLE, 0, host.getName(),
+                method.methodName().stringValue(), sourceFile);
+            List<MethodHandle> classData = !isStatic
+                ? List.of(CLASS_DATA.get(0), CLASS_DATA.get(1), CLASS_DATA.get(2), addFrame)
+                : List.of(CLASS_DATA.get(0), CLASS_DATA.get(1), CLASS_DATA.get(2), addFrame,
+                    MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
@@ -403,6 +415,13 @@ final class RegionCompiler {
         private final int counter;
         /** The next local: 1 when this step resumes a thread behind a sync by unwinding it (state past UNWIND). */
         private final int unwinding;
+        /** The next: the source line of M the step is on (from its LineNumberTable), for KernelFrames. */
+        private final int line;
+        /** The next: the throwable that leaves the step, in its handler. */
+        private final int thrown;
+        /** Where M's code starts and ends in step: the handler that adds M's frame covers it. */
+        private Label codeStart;
+        private Label codeEnd;
         private final String where;
         private final Label[] resume;
         private int index;
@@ -412,6 +431,8 @@ final class RegionCompiler {
             this.syncCount = syncCount;
             this.counter = SHIFT + maxLocals;
             this.unwinding = SHIFT + maxLocals + 1;
+            this.line = SHIFT + maxLocals + 2;
+            this.thrown = SHIFT + maxLocals + 3;
             this.type = type;
             this.isStatic = isStatic;
             this.owner = owner;
@@ -444,7 +465,11 @@ final class RegionCompiler {
             if (order.size() > syncCount) {
                 b.iconst_0().istore(counter);
             }
+            b.iconst_0().istore(line);
+            codeStart = b.newLabel();
+            codeEnd = b.newLabel();
             if (order.isEmpty()) {
+                b.labelBinding(codeStart);
                 return;
             }
             Label start = b.newLabel();
@@ -480,6 +505,23 @@ final class RegionCompiler {
                 b.goto_(resume[k]);
             }
             b.labelBinding(start);
+            b.labelBinding(codeStart);
+        }
+
+        /**
+         * After M's code: a handler for whatever leaves it, which adds M's frame to its stack trace (hidden frames are
+         * left out of stack traces) and throws it on; listed after M's own handlers, so it is the outermost.
+         */
+        @Override
+        public void atEnd(CodeBuilder b) {
+            Label handler = b.newLabel();
+            b.labelBinding(codeEnd);
+            b.exceptionCatchAll(codeStart, codeEnd, handler);
+            b.labelBinding(handler);
+            b.astore(thrown);
+            b.ldc(ADD_FRAME).aload(thrown).iload(line)
+                .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ADD_FRAME_TYPE);
+            b.aload(thrown).athrow();
         }
 
         @Override
@@ -498,6 +540,10 @@ final class RegionCompiler {
                 b.labelBinding(go);
             }
             switch (element) {
+                case java.lang.classfile.instruction.LineNumber number -> {
+                    b.with(number);
+                    b.loadConstant(number.line()).istore(line);
+                }
                 case LoadInstruction load -> b.loadLocal(load.typeKind(), load.slot() + SHIFT);
                 case StoreInstruction store -> b.storeLocal(store.typeKind(), store.slot() + SHIFT);
                 case IncrementInstruction inc -> b.iinc(inc.slot() + SHIFT, inc.constant());

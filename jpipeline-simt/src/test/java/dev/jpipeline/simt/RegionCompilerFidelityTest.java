@@ -406,4 +406,54 @@ class RegionCompilerFidelityTest {
             }
         }));
     }
+
+    /**
+     * The kernel's step is a hidden class's method, whose frames the JVM leaves out of stack traces: KernelFrames puts
+     * the kernel's own frame back, so a compiled kernel's exception names the same lines of this file as on strands.
+     */
+    @Test
+    void aCompiledKernelsStackTraceShowsTheKernelsLine() {
+        KernelBody body = ctx -> {
+            ctx.syncThreads();
+            throw new IllegalStateException("where?");
+        };
+        assertCompiled(body);
+        KernelFailure onStrands = assertThrows(KernelFailure.class, () -> onStrands(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, body);
+            return null;
+        }));
+        KernelFailure compiled = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(2), 0,
+            body));
+        assertEquals(kernelFrames(onStrands.getCause()), kernelFrames(compiled.getCause()),
+            "frames of this file in the kernel's exception: strands (expected) against compiled (actual)");
+        assertEquals(1, kernelFrames(compiled.getCause()).size(), compiled.getCause().getStackTrace()[0].toString());
+    }
+
+    /** A helper of the kernel's class that throws keeps its own frame, with the kernel's below it. */
+    @Test
+    void aHelperThatThrowsKeepsItsFrameAboveTheKernels() {
+        KernelBody body = ctx -> {
+            ctx.syncThreads();
+            failingHelper(ctx.threadRank());
+        };
+        assertCompiled(body);
+        KernelFailure onStrands = assertThrows(KernelFailure.class, () -> onStrands(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, body);
+            return null;
+        }));
+        KernelFailure compiled = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(2), 0,
+            body));
+        assertEquals(kernelFrames(onStrands.getCause()), kernelFrames(compiled.getCause()));
+        assertEquals(2, kernelFrames(compiled.getCause()).size());
+    }
+
+    private static void failingHelper(int rank) {
+        throw new ArithmeticException("rank " + rank);
+    }
+
+    private static java.util.List<Integer> kernelFrames(Throwable t) {
+        return Arrays.stream(t.getStackTrace())
+            .filter(e -> "RegionCompilerFidelityTest.java".equals(e.getFileName()))
+            .map(StackTraceElement::getLineNumber).toList();
+    }
 }
