@@ -29,7 +29,9 @@ import picocli.CommandLine.Model.CommandSpec;
  * reruns one schedule of one example and prints its finding in full.
  */
 @Command(name = "examples", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-    description = {"Run every CUDA documentation example on the SIMT runtime and verify it.",
+    description = {"Run every CUDA documentation example on the SIMT runtime and verify it. The last column says "
+        + "whether its kernels ran compiled (as loops over each block's threads) or on strands, and a line below "
+        + "says why a kernel was not compiled (docs/simt.md, \"Compiled kernels\").",
         "With --schedules, run each one's small instance under seeded schedules of checked execution (one CUDA "
             + "thread at a time, late copies, poisoned shared memory, sync checks); exit 0 only when all are clean."})
 final class ExamplesCommand implements Callable<Integer> {
@@ -129,16 +131,20 @@ final class ExamplesCommand implements Callable<Integer> {
             if (result.failure() != null) {
                 out.println("    " + result.failure());
             }
-            for (String fallback : after.fallbacks().subList(before.fallbacks().size(), after.fallbacks().size())) {
+            List<String> said = after.fallbacks().subList(before.fallbacks().size(), after.fallbacks().size());
+            for (String fallback : said) {
                 out.println("    not compiled: " + fallback);
+            }
+            if (said.isEmpty() && !how.equals("yes")) {
+                out.println("    not compiled: its kernel's reason is given above (once per kernel)");
             }
             if (!result.verified()) {
                 failed++;
             }
             out.flush();
         }
-        out.printf("%d of %d examples verified; %d compiled (the others ran their threads on strands: see "
-            + "docs/simt.md, \"Compiled kernels\")%n", examples.size() - failed, examples.size(), compiled);
+        out.printf("%d of %d examples verified; %d of them ran compiled, %d on strands (docs/simt.md, \"Compiled "
+            + "kernels\")%n", examples.size() - failed, examples.size(), compiled, examples.size() - compiled);
         return failed == 0 ? 0 : 1;
     }
 

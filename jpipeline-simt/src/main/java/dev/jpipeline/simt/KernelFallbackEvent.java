@@ -18,7 +18,7 @@ final class KernelFallbackEvent extends jdk.jfr.Event {
     @Label("Kernel class")
     String kernel;
 
-    @Label("Runs as")
+    @Label("Runs")
     String runsAs;
 
     @Label("Reason")

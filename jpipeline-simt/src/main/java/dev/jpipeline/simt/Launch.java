@@ -112,6 +112,9 @@ final class Launch {
                 + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");
         }
         this.checked = session == null ? null : new CheckedLaunch(session, this);
+        if (checked != null) {
+            ResumptionScan.checkedLaunch();
+        }
         ResumptionScan.Verdict verdict = checked == null ? ResumptionScan.scan(body) : null;
         Object[] values = verdict == null || verdict.compiled() == null ? null : ResumptionScan.captured(body, verdict);
         this.compiled = values == null ? null : verdict.compiled();

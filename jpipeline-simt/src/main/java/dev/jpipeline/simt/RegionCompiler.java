@@ -194,6 +194,13 @@ final class RegionCompiler {
             throw new Refusal(where + type.descriptorString() + " does not end with a KernelContext parameter and "
                 + "return void");
         }
+        Module module = host.getModule();
+        if (module.isNamed() && module != RegionCompiler.class.getModule()) {
+            throw new Refusal("its class " + host.getName() + " is in the named module " + module.getName()
+                + ": a kernel is compiled into a class defined beside its own with its full privilege, which Java "
+                + "gives only within one module (opens and --add-reads do not: put the kernel on the class path to "
+                + "compile it)");
+        }
         if (model.majorVersion() < ClassFile.JAVA_7_VERSION) {
             throw new Refusal(host.getName() + " is a class file of version " + model.majorVersion()
                 + ", older than Java 7's (its code carries no stack map frames)");

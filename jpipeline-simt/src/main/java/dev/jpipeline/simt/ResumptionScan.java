@@ -199,6 +199,9 @@ final class ResumptionScan {
      */
     static Verdict scan(KernelBody body) {
         if (!switchedOn()) {
+            if (!SAID_SWITCHED_OFF.getAndSet(true)) {
+                fellBack("every kernel", "on strands", SWITCHED_OFF.reason());
+            }
             return SWITCHED_OFF;
         }
         AtomicReference<Verdict> cached = CACHE.get(body.getClass());
@@ -206,7 +209,7 @@ final class ResumptionScan {
         if (verdict == null) {
             Verdict found = uncachedScan(body);
             if (cached.compareAndSet(null, found) && found.compiled() == null) {   // a racing scan found the same
-                fellBack(kernelName(body), found.plain() ? "a plain loop of its run calls" : "strands",
+                fellBack(kernelName(body), found.plain() ? "as a plain loop of its run calls" : "on strands",
                     found.plain() ? found.refusal() : found.reason());
             }
             verdict = found;
@@ -234,9 +237,23 @@ final class ResumptionScan {
         new java.util.concurrent.atomic.AtomicInteger();
     private static final int FALLBACKS_KEPT = 1000;
 
+    /** Whether the switch (SWITCHED_OFF) and checked execution have been said, once per JVM each. */
+    private static final java.util.concurrent.atomic.AtomicBoolean SAID_SWITCHED_OFF =
+        new java.util.concurrent.atomic.AtomicBoolean();
+    private static final java.util.concurrent.atomic.AtomicBoolean SAID_CHECKED =
+        new java.util.concurrent.atomic.AtomicBoolean();
+
+    /** A checked launch runs on strands: says so once per JVM (checked execution does not run compiled code yet). */
+    static void checkedLaunch() {
+        if (!SAID_CHECKED.getAndSet(true)) {
+            fellBack("every kernel launched under checked execution", "on strands", "checked execution orders every "
+                + "memory access and pipeline operation of each thread, which compiled code does not yet");
+        }
+    }
+
     /** Says once, for a kernel class, that it runs uncompiled and why: a log line (DEBUG), a JFR event, a list. */
     private static void fellBack(String kernel, String runsAs, String reason) {
-        LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + kernel + " runs as " + runsAs + ", not compiled: "
+        LOG.log(System.Logger.Level.DEBUG, () -> "kernel " + kernel + " runs " + runsAs + ", not compiled: "
             + reason);
         KernelFallbackEvent event = new KernelFallbackEvent();
         if (event.isEnabled()) {
@@ -246,7 +263,7 @@ final class ResumptionScan {
             event.commit();
         }
         if (FALLBACKS_SAID.getAndIncrement() < FALLBACKS_KEPT) {
-            FALLBACKS.add(kernel + " runs as " + runsAs + ": " + reason);
+            FALLBACKS.add(kernel + " runs " + runsAs + ": " + reason);
         }
     }
 
@@ -415,8 +432,8 @@ final class ResumptionScan {
                 null);
         } catch (RegionCompiler.Refusal refusal) {
             return plain ? new Verdict(true, null, null, lambda, refusal.getMessage())
-                : new Verdict(false, scan.firstSync + "; it could not be compiled into regions: "
-                    + refusal.getMessage());
+                : new Verdict(false, "it could not be compiled: " + refusal.getMessage() + " (its first sync: "
+                    + scan.firstSync + ")");
         }
     }
 

@@ -40,7 +40,7 @@ class KernelRunsTest {
                 .filter(e -> e.getString("kernel").endsWith("warpSyncKernel"))
                 .toList();
             assertEquals(1, events.size(), "one event per kernel class: " + events);
-            assertEquals("strands", events.getFirst().getString("runsAs"));
+            assertEquals("on strands", events.getFirst().getString("runsAs"));
             assertTrue(events.getFirst().getString("reason").contains("KernelContext.syncWarp"),
                 events.getFirst().getString("reason"));
             assertTrue(Files.size(file) > 0);
@@ -49,11 +49,36 @@ class KernelRunsTest {
         assertEquals(4, after.strandBlocks() - compiled.strandBlocks());
         List<String> said = after.fallbacks().subList(compiled.fallbacks().size(), after.fallbacks().size());
         assertEquals(1, said.size(), said.toString());
-        assertTrue(said.getFirst().startsWith("dev.jpipeline.simt.KernelRunsTest.warpSyncKernel runs as strands: "
+        assertTrue(said.getFirst().startsWith("dev.jpipeline.simt.KernelRunsTest.warpSyncKernel runs on strands: "
             + "calls KernelContext.syncWarp at KernelRunsTest.java:"), said.getFirst());
     }
 
     private static void warpSyncKernel(KernelContext ctx) {
         ctx.syncWarp(0xffffffff);       // a masked __syncwarp is not compiled
+    }
+
+    @Test
+    void theSwitchAndCheckedExecutionAreSaidOnceEach() throws Exception {
+        String old = System.getProperty(ResumptionScan.SWITCH);
+        System.setProperty(ResumptionScan.SWITCH, "false");
+        try {
+            Kernel.launch(Dim3.of(1), Dim3.of(8), 0, ctx -> ctx.syncThreads());
+            Kernel.launch(Dim3.of(1), Dim3.of(8), 0, ctx -> ctx.syncThreads());
+        } finally {
+            if (old == null) {
+                System.clearProperty(ResumptionScan.SWITCH);
+            } else {
+                System.setProperty(ResumptionScan.SWITCH, old);
+            }
+        }
+        CheckedExecution.explore(2, 1, () -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> ctx.syncThreads());
+            return null;
+        });
+        java.util.List<String> said = Kernel.runs().fallbacks();
+        assertEquals(1, said.stream().filter(l -> l.startsWith("every kernel runs on strands: compilation switched off"))
+            .count(), said.toString());
+        assertEquals(1, said.stream().filter(l -> l.startsWith("every kernel launched under checked execution runs on "
+            + "strands: ")).count(), said.toString());
     }
 }
