@@ -261,12 +261,7 @@ final class RegionCompiler {
         boolean hostIsInterface = host.isInterface();
         String sourceFile = model.findAttribute(java.lang.classfile.Attributes.sourceFile())
             .map(a -> a.sourceFile().stringValue()).orElse(null);
-        ClassLoader loader = host.getClassLoader();
-        ClassHierarchyResolver resolver = ClassHierarchyResolver.defaultResolver()
-            .orElse(loader == null ? ClassHierarchyResolver.defaultResolver()
-                : ClassHierarchyResolver.ofResourceParsing(loader))
-            .orElse(ClassHierarchyResolver.ofClassLoading(loader == null ? ClassLoader.getPlatformClassLoader()
-                : loader));
+        ClassHierarchyResolver resolver = resolver(host);
         byte[] bytes;
         try {
             bytes = ClassFile.of(ClassFile.ClassHierarchyResolverOption.of(resolver)).build(self, cb -> {
@@ -318,6 +313,16 @@ final class RegionCompiler {
         } catch (ReflectiveOperationException | LinkageError | IllegalArgumentException e) {
             throw new Refusal("the regions of " + where + " did not load: " + e);
         }
+    }
+
+    /** Resolves the classes M's code names, for the stack maps: the JDK's, then through host's loader. */
+    static ClassHierarchyResolver resolver(Class<?> host) {
+        ClassLoader loader = host.getClassLoader();
+        return ClassHierarchyResolver.defaultResolver()
+            .orElse(loader == null ? ClassHierarchyResolver.defaultResolver()
+                : ClassHierarchyResolver.ofResourceParsing(loader))
+            .orElse(ClassHierarchyResolver.ofClassLoading(loader == null ? ClassLoader.getPlatformClassLoader()
+                : loader));
     }
 
     /**
@@ -389,13 +394,13 @@ final class RegionCompiler {
 
     /** ctx.syncThreads() or ctx.block().sync() (this_thread_block().sync(), the same __syncthreads). */
     /** ctx.syncWarp(), the full-mask __syncwarp. */
-    private static boolean isWarpSync(CodeElement element) {
+    static boolean isWarpSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
             && invoke.type().equalsString("()V") && invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT)
             && invoke.name().equalsString("syncWarp");
     }
 
-    private static boolean isSync(CodeElement element) {
+    static boolean isSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
             && invoke.type().equalsString("()V")
             && (invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && invoke.name().equalsString("syncThreads")

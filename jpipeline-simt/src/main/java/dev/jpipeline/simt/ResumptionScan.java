@@ -427,7 +427,16 @@ final class ResumptionScan {
             return new Verdict(false, scan.firstSync + "; its body is called again from its own code, which the "
                 + "region compiler does not follow");
         }
+        if (scan.syncInHelper && scan.recursive) {
+            return new Verdict(false, scan.firstSync + "; a helper with a sync is called recursively, which the region "
+                + "compiler does not inline");
+        }
         try {
+            if (scan.syncInHelper) {
+                SyncInliner.Inlined inlined = SyncInliner.inline(code.type, code.model, method);
+                return new Verdict(false, scan.firstSync, RegionCompiler.compile(code.type, inlined.model(),
+                    inlined.method()), lambda, null);
+            }
             return new Verdict(plain, scan.firstSync, RegionCompiler.compile(code.type, code.model, method), lambda,
                 null);
         } catch (RegionCompiler.Refusal refusal) {
@@ -523,6 +532,30 @@ final class ResumptionScan {
         String firstSync;
         /** Whether the kernel's own method is called from its code (then its syncs run uncompiled). */
         boolean bodyReentered;
+        /** How many of the methods being scanned were entered other than by a direct call (a lambda, an initializer). */
+        int indirect;
+        /** Whether a sync was found in a helper, which the region compiler inlines (SyncInliner). */
+        boolean syncInHelper;
+        /** The methods on the chain being scanned: a helper reached again from itself is recursive. */
+        final Set<String> chain = new HashSet<>();
+        /** Whether a method recursed (then a sync in a helper cannot be inlined). */
+        boolean recursive;
+
+        /**
+         * Whether a sync at this depth is one the region compiler splits at: in the kernel's own method, or in a
+         * helper of its class that the kernel reaches by direct calls (inlined, at most MAX_INLINE_DEPTH deep).
+         */
+        private boolean syncCompiles(ClassCode code, int depth) {
+            if (depth == 0) {
+                return true;
+            }
+            if (indirect > 0 || depth > SyncInliner.MAX_DEPTH || body == null
+                || !body.startsWith(code.internalName + ".")) {
+                return false;
+            }
+            syncInHelper = true;
+            return true;
+        }
 
         ClassCode code(Class<?> type) {
             return classes.computeIfAbsent(type, Scan::read);
@@ -552,8 +585,18 @@ final class ResumptionScan {
             String key = code.internalName + "." + name + method.methodType().stringValue();
             if (!entered.add(key)) {
                 bodyReentered |= key.equals(body);
+                recursive |= chain.contains(key);
                 return null;  // scanned already, or being scanned further up this chain: its own scan decides
             }
+            chain.add(key);
+            try {
+                return scanMethod(code, method, depth, name);
+            } finally {
+                chain.remove(key);
+            }
+        }
+
+        private String scanMethod(ClassCode code, MethodModel method, int depth, String name) {
             String in = depth == 0 ? "" : " (in " + readable(code, name) + ")";
             if (depth > MAX_DEPTH) {
                 return "its helper calls nest deeper than " + MAX_DEPTH + " levels" + in;
@@ -707,8 +750,13 @@ final class ResumptionScan {
                     case STATIC, INTERFACE_STATIC, SPECIAL, INTERFACE_SPECIAL, CONSTRUCTOR -> true;
                     default -> false;
                 };
-                return call(code, internalName(target.owner()), target.methodName(), target.lookupDescriptor(),
-                    bound, at, depth);
+                indirect++;                     // a lambda's body runs later, wherever it is called: no sync there
+                try {
+                    return call(code, internalName(target.owner()), target.methodName(), target.lookupDescriptor(),
+                        bound, at, depth);
+                } finally {
+                    indirect--;
+                }
             }
             return "uses invokedynamic with the bootstrap " + dotted(internalName(bootstrap.owner())) + "."
                 + bootstrap.methodName()
@@ -738,7 +786,7 @@ final class ResumptionScan {
                 if (THREAD_BLOCK_PLAIN.contains(name)) {
                     return null;
                 }
-                if (depth == 0 && name.equals("sync") && descriptor.equals("()V")) {
+                if (syncCompiles(code, depth) && name.equals("sync") && descriptor.equals("()V")) {
                     if (firstSync == null) {            // this_thread_block().sync() is __syncthreads
                         firstSync = "calls ThreadBlock.sync" + at + ", a resumption point (it waits for the "
                             + "block's other threads)";
@@ -752,7 +800,8 @@ final class ResumptionScan {
                 if (CONTEXT_PLAIN.contains(name)) {
                     return null;
                 }
-                if (depth == 0 && (name.equals("syncThreads") || name.equals("syncWarp")) && descriptor.equals("()V")) {
+                if (syncCompiles(code, depth) && (name.equals("syncThreads") || name.equals("syncWarp"))
+                    && descriptor.equals("()V")) {
                     if (firstSync == null) {            // compiled into regions: split at each such call
                         firstSync = "calls KernelContext." + name + at + ", a resumption point (it waits for "
                             + (name.equals("syncWarp") ? "the warp's" : "the block's") + " other threads)";
@@ -839,7 +888,13 @@ final class ResumptionScan {
                     return initialized.failure;
                 }
                 MethodModel clinit = initialized.methods.get("<clinit>()V");
-                String failure = clinit == null ? null : method(initialized, clinit, depth + 1);
+                String failure;
+                indirect++;
+                try {
+                    failure = clinit == null ? null : method(initialized, clinit, depth + 1);
+                } finally {
+                    indirect--;
+                }
                 if (failure != null) {
                     return "uses a static of " + type.getName() + at + ", whose first use runs the static "
                         + "initializer of " + c.getName() + ", which " + failure;
@@ -880,7 +935,12 @@ final class ResumptionScan {
             if (constructor == null) {
                 return "constructs " + type.getName() + at + ", whose class file lacks that constructor";
             }
-            return method(thrown, constructor, depth + 1);
+            indirect++;
+            try {
+                return method(thrown, constructor, depth + 1);
+            } finally {
+                indirect--;
+            }
         }
 
         private static boolean isJdk(Class<?> type) {

@@ -442,8 +442,64 @@ class RegionCompilerTest {
         assertArrayEquals(runs[1], runs[0]);
     }
 
-    private static void syncingHelper(KernelContext ctx) {
+    private static int syncingValue(KernelContext ctx) {
         ctx.syncThreads();
+        return 7;
+    }
+
+    /** A __device__ function that syncs: a block sum through shared memory, returned to every thread. */
+    private static long blockSum(KernelContext ctx, MemorySegment cells, long mine) {
+        int t = ctx.threadRank();
+        int n = ctx.blockDim().x();
+        cells.setAtIndex(ValueLayout.JAVA_LONG, t, mine);
+        ctx.syncThreads();
+        for (int stride = Integer.highestOneBit(Math.max(1, n - 1)); stride > 0; stride >>= 1) {
+            if (t < stride && t + stride < n) {
+                cells.setAtIndex(ValueLayout.JAVA_LONG, t,
+                    cells.getAtIndex(ValueLayout.JAVA_LONG, t) + cells.getAtIndex(ValueLayout.JAVA_LONG, t + stride));
+            }
+            ctx.syncThreads();
+        }
+        long total = cells.getAtIndex(ValueLayout.JAVA_LONG, 0);
+        ctx.syncThreads();                      // every thread has read the total before the cells are reused
+        return total;
+    }
+
+    /** A helper that calls a helper that syncs, with a try/catch of its own around it. */
+    private static long twiceThenGuarded(KernelContext ctx, MemorySegment cells, long mine) {
+        long first = blockSum(ctx, cells, mine);
+        long second = blockSum(ctx, cells, first + mine);
+        try {
+            ctx.syncThreads();
+            if (ctx.threadRank() % 5 == 0) {
+                throw new IllegalStateException("caught in the helper");
+            }
+        } catch (IllegalStateException e) {
+            second += 1_000_000;
+        }
+        return second;
+    }
+
+    @Test
+    void helpersThatSyncAreInlinedAndAgreeWithStrands() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(3), Dim3.of(37), 8L * 3 * 37, out -> ctx -> {
+            MemorySegment cells = ctx.sharedArray("cells", 8L * ctx.blockDim().x());
+            long mine = ctx.globalRank() * 3 + 1;
+            long result;
+            try {
+                result = twiceThenGuarded(ctx, cells, mine);
+            } catch (IllegalStateException e) {
+                result = -1;                    // the helper's own handler must catch first
+            }
+            out.setAtIndex(ValueLayout.JAVA_LONG, ctx.globalRank(), result);
+        });
+        assertArrayEquals(runs[1], runs[0]);
+        long blockZero = 0;
+        for (int t = 0; t < 37; t++) {
+            blockZero += t * 3 + 1;
+        }
+        long expected = 37 * blockZero + blockZero + 1_000_000;   // the sum of (S + mine); thread 0 caught in the helper
+        assertEquals(expected, MemorySegment.ofArray(runs[0]).getAtIndex(ValueLayout.JAVA_LONG_UNALIGNED, 0));
     }
 
     private static void recursive(KernelContext ctx, int depth) {
@@ -456,17 +512,17 @@ class RegionCompilerTest {
     @Test
     void whatTheCompilerDoesNotFollowRunsOnStrandsAndSaysWhy() {
         MemorySegment out = Arena.ofAuto().allocate(4L * 64);
-        KernelBody helper = ctx -> {
-            syncingHelper(ctx);
-            out.setAtIndex(ValueLayout.JAVA_INT, ctx.threadRank(), 1);
+        KernelBody inExpression = ctx -> {
+            int x = 1 + syncingValue(ctx);          // the helper syncs inside an expression: not inlined
+            out.setAtIndex(ValueLayout.JAVA_INT, ctx.threadRank(), x);
         };
-        ResumptionScan.Verdict verdict = ResumptionScan.scan(helper);
+        ResumptionScan.Verdict verdict = ResumptionScan.scan(inExpression);
         assertNull(verdict.compiled());
-        assertTrue(verdict.reason().contains("syncThreads"), verdict.reason());
+        assertTrue(verdict.reason().contains("inside an expression"), verdict.reason());
         long before = Launch.COMPILED_BLOCKS.sum();
-        Kernel.launch(Dim3.of(1), Dim3.of(64), 0, helper);
+        Kernel.launch(Dim3.of(1), Dim3.of(64), 0, inExpression);
         assertEquals(0, Launch.COMPILED_BLOCKS.sum() - before);
-        assertEquals(1, out.getAtIndex(ValueLayout.JAVA_INT, 63));
+        assertEquals(8, out.getAtIndex(ValueLayout.JAVA_INT, 63));
 
         KernelBody syncInLambda = ctx -> {
             Runnable r = ctx::syncThreads;
