@@ -64,7 +64,10 @@ import java.util.concurrent.atomic.AtomicReference;
  *     runs user method handles); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte,
  *     Character), but none of their methods that take a CharSequence (they call its length and charAt);
  *     Objects.requireNonNull and the index checks; Object's constructor and getClass; Enum's constructor (an
- *     enum's static initializer calls it for each constant); an array's clone;
+ *     enum's static initializer calls it for each constant) and Record's; an array's clone;
+ *   - a method of another user class that binds statically (static, a constructor, private, final, or of a final
+ *     class such as a record), after its class's static initializer, scanned like a helper (a sync there is not
+ *     compiled: only the kernel's own class's helpers are inlined);
  *   - string concatenation (invokedynamic StringConcatFactory) of primitives, strings, boxes, Dim3 and the
  *     KernelContext, whose toString are the JDK's or ours (any other object's toString is user code). javac
  *     converts an object operand with String.valueOf(Object) first, whose operand type is not in the call: it is
@@ -153,6 +156,8 @@ final class ResumptionScan {
      */
     private static final java.util.regex.Pattern STRING_ARGUMENTS =
         java.util.regex.Pattern.compile("\\((?:[ZBCSIJFD]|\\[+[ZBCSIJFD]|Ljava/lang/String;|\\[+Ljava/lang/String;)*\\).*");
+    /** What otherUserClass returns where it does not apply (compared by identity). */
+    private static final String UNKNOWN = new String("unknown");
     /** Classes of __shared__ array keys whose hashCode and equals are the JDK's. */
     private static final Set<String> KEY_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
         "Ljava/lang/Long;", "Ljava/lang/Short;", "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ljava/lang/Boolean;",
@@ -841,6 +846,9 @@ final class ResumptionScan {
             if (owner.equals("java/lang/Enum") && name.equals("<init>")) {
                 return null;                    // keeps the name and ordinal: an enum's static initializer calls it
             }
+            if (owner.equals("java/lang/Record") && name.equals("<init>")) {
+                return null;                    // Object's, in effect: a record's constructor calls it
+            }
             if (owner.equals("java/lang/Object") && (name.equals("<init>") || name.equals("getClass"))) {
                 return null;
             }
@@ -862,9 +870,55 @@ final class ResumptionScan {
                 return "calls " + dotted(owner) + "." + name + at + ": a pipeline, barrier, group or copy "
                     + "operation, which may wait for other threads (a resumption point)";
             }
+            String other = otherUserClass(code, owner, name, descriptor, bound, at, depth);
+            if (other != UNKNOWN) {
+                return other;
+            }
             return "calls an unknown method " + dotted(owner) + "." + name + at
-                + " (only calls known not to wait may run as a plain loop; of the kernel's own code, only methods "
-                + "of its class are followed)";
+                + " (only calls known not to wait may run as a plain loop; of user code, only methods that bind "
+                + "statically are followed: static, private or final ones, and those of final classes and records)";
+        }
+
+        /**
+         * A call to a method of another user class (not the JDK's, not jpipeline's): followed like a helper when it
+         * binds statically (static, a constructor, private, final, or of a final class: a record, an enum without
+         * bodies), after the class's static initializer, which the call may run first. A sync found there is not
+         * compiled (only the kernel's own class's helpers are inlined). Returns UNKNOWN where it does not apply.
+         */
+        private String otherUserClass(ClassCode code, String owner, String name, String descriptor, boolean bound,
+                                      String at, int depth) {
+            if (owner.startsWith("[")) {
+                return UNKNOWN;
+            }
+            Class<?> type;
+            try {
+                type = Class.forName(dotted(owner), false, code.type.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError e) {
+                return UNKNOWN;
+            }
+            if (isJdk(type) || type.isInterface()) {       // jpipeline's own packages were judged before
+                return UNKNOWN;
+            }
+            ClassCode callee = code(type);
+            if (callee.failure != null) {
+                return callee.failure;
+            }
+            MethodModel target = callee.methods.get(name + descriptor);
+            if (target == null) {
+                return "calls " + simpleName(owner) + "." + name + at + ", which its class does not declare (an "
+                    + "inherited method is not followed)";
+            }
+            if (!bound && !staticallyBound(callee, target)) {
+                return "calls the overridable method " + simpleName(owner) + "." + name + at
+                    + ": make it static, private or final, or its class final, so that its code is known";
+            }
+            if (target.flags().has(AccessFlag.STATIC) || name.equals("<init>")) {
+                String initializer = staticInitializer(code, owner, at, depth);
+                if (initializer != null) {
+                    return initializer;         // the call runs the class's static initializer first
+                }
+            }
+            return method(callee, target, depth + 1);
         }
 
         /**

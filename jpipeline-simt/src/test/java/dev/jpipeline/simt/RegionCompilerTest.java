@@ -327,6 +327,30 @@ class RegionCompilerTest {
     }
 
     @Test
+    void staticMethodsAndRecordsOfOtherClassesAreFollowedAndCompiled() {
+        byte[][] runs = compiledAndOnStrands(Dim3.of(2), Dim3.of(16), 8L * 32, out -> ctx -> {
+            long[] mine = {ctx.threadRank(), 2, 3};
+            dev.jpipeline.simt.scanfixtures.Vectors.Pair pair =
+                new dev.jpipeline.simt.scanfixtures.Vectors.Pair(ctx.threadRank(), 10);
+            ctx.syncThreads();
+            out.setAtIndex(ValueLayout.JAVA_LONG, ctx.globalRank(),
+                dev.jpipeline.simt.scanfixtures.Vectors.dot(mine, mine) + pair.scaled(2).sum());
+        });
+        assertArrayEquals(runs[1], runs[0]);
+        String sleepy = ResumptionScan.scan(ctx -> {
+            try {
+                dev.jpipeline.simt.scanfixtures.Vectors.sleepy();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e.getMessage());
+            }
+        }).reason();
+        assertTrue(sleepy.contains("java.lang.Thread.sleep") && sleepy.contains("Vectors.sleepy"), sleepy);
+        dev.jpipeline.simt.scanfixtures.Vectors.Open open = new dev.jpipeline.simt.scanfixtures.Vectors.Open();
+        String overridable = ResumptionScan.scan(ctx -> open.value()).reason();
+        assertTrue(overridable.contains("overridable method"), overridable);
+    }
+
+    @Test
     void aSyncInsideATryResumesInsideIt() {
         byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 4L * 32, out -> ctx -> {
             int t = ctx.threadRank();
