@@ -26,6 +26,7 @@ import java.lang.classfile.instruction.StoreInstruction;
 import java.lang.classfile.instruction.SwitchCase;
 import java.lang.classfile.instruction.TableSwitchInstruction;
 import java.lang.constant.ClassDesc;
+import java.lang.constant.ConstantDescs;
 import java.lang.constant.MethodTypeDesc;
 import java.lang.reflect.AccessFlag;
 import java.util.ArrayList;
@@ -185,6 +186,9 @@ final class SyncInliner {
         }
         if (!isStatic) {
             b.astore(base);
+            // a call on null throws NullPointerException before the helper runs, even one that never reads this
+            b.aload(base).invokevirtual(ConstantDescs.CD_Object, "getClass", MethodTypeDesc.of(ConstantDescs.CD_Class))
+                .pop();
         }
         Label end = b.newLabel();
         copy(b, helper, code, base, end, depth + 1);
