@@ -226,8 +226,14 @@ final class Strand implements ParkListener, Runnable {
                 }
             }
         } catch (KernelAbortedException aborted) {
+            if (width > 0) {
+                states[ctx.threadRank()] = RegionCompiler.RETURNED;    // it has unwound already
+            }
             unwind = true;                  // the launch has already failed or hung; its report says why
         } catch (Throwable t) {
+            if (width > 0) {
+                states[ctx.threadRank()] = RegionCompiler.RETURNED;    // it has unwound (its finally blocks ran)
+            }
             launch.failed(new KernelThread(scheduler, ctx.threadRank()), t);
             unwind = true;
         } finally {
@@ -245,16 +251,21 @@ final class Strand implements ParkListener, Runnable {
     /**
      * The launch has failed or hung: each thread of the block stopped at a sync resumes by unwinding, its sync
      * throwing KernelAbortedException (RegionCompiler.UNWIND), as a parked thread of a failed launch does on strands,
-     * so that its finally blocks run. What it throws is dropped, as on strands (the launch has failed already). A
-     * thread that yielded in a loop, or never started, is not resumed.
+     * so that its finally blocks run; so does each thread that has passed a sync and not run since (the sweep had not
+     * reached it: on strands it has left its wait). What it throws is dropped, as on strands (the launch has failed
+     * already). A thread that yielded in a loop, or never started, is not resumed.
      */
     private void unwindStopped(RegionCompiler.Compiled kernel, KernelContext ctx, int[] states, long[] prims,
                                       Object[] refs, int width, int size) {
         for (int r = 0; r < size; r++) {
-            if (states[r] >= RegionCompiler.RETURNED) {
-                continue;                   // returned, runnable or never started
+            int sync;
+            if (states[r] < RegionCompiler.RETURNED) {
+                sync = -states[r] - 1;      // stopped at sync k: -(k + 1)
+            } else if (states[r] > 0 && states[r] <= kernel.syncs()) {
+                sync = states[r];           // past sync k, not run yet: on strands it has left the wait and unwinds
+            } else {
+                continue;                   // returned, yielded in a loop or never started
             }
-            int sync = -states[r] - 1;
             states[r] = RegionCompiler.RETURNED;
             ctx.bindPlainRank(r);
             try {

@@ -451,6 +451,79 @@ class RegionCompilerFidelityTest {
         throw new ArithmeticException("rank " + rank);
     }
 
+    /**
+     * FINDING (fixed). Thread 0 throws right behind a sync that every thread of the block has passed. On strands the others have passed
+     * it too (each left its wait) and run on, so each of their finally blocks runs. Compiled, they wait in the sweep
+     * behind the sync, and the unwinding must resume them too.
+     */
+    @Test
+    void aFailureBehindASyncRunsTheFinallyBlocksOfTheThreadsThatPassedIt() {
+        assertSame(bothWays(Dim3.of(1), Dim3.of(4), 4, out -> ctx -> {
+            int t = ctx.threadRank();
+            try {
+                ctx.syncThreads();
+                if (t == 0) {
+                    throw new IllegalStateException("zero");
+                }
+            } finally {
+                out[t] = 1;
+            }
+        }));
+    }
+
+    /** FINDING (fixed). The same for a thread that throws behind a __syncwarp its warp has passed. */
+    @Test
+    void aFailureBehindASyncWarpRunsTheFinallyBlocksOfItsWarp() {
+        assertSame(bothWays(Dim3.of(1), Dim3.of(40), 40, out -> ctx -> {
+            int t = ctx.threadRank();
+            try {
+                ctx.syncWarp();
+                if (t == 0) {
+                    throw new IllegalStateException("zero");
+                }
+            } finally {
+                out[t] = 1;
+            }
+        }));
+    }
+
+    /** HELD. Lanes of one warp at different __syncwarp call sites (Volta+): they meet, in warps of 32, 1 and 1 lanes. */
+    @Test
+    void syncWarpAtDifferentCallSites() {
+        for (int threads : new int[] {1, 31, 33, 65}) {
+            assertSame(bothWays(Dim3.of(2), Dim3.of(threads), 2 * threads, out -> ctx -> {
+                int t = ctx.threadRank();
+                int g = t + ctx.blockIdx().x() * ctx.blockDim().x();
+                out[g] = 1;
+                if ((t & 1) == 0) {
+                    ctx.syncWarp();
+                    out[g] += 10;
+                } else {
+                    ctx.syncWarp();
+                    out[g] += 20;
+                }
+                ctx.syncWarp();
+            }));
+        }
+    }
+
+    /** HELD. A lane at __syncthreads while its warp-mates wait at a __syncwarp: both hang the same way. */
+    @Test
+    void aLaneAtSyncThreadsWhileItsWarpWaitsAtSyncWarp() {
+        assertSame(bothWays(Dim3.of(1), Dim3.of(8), 8, out -> ctx -> {
+            int t = ctx.threadRank();
+            try {
+                if (t == 3) {
+                    ctx.syncThreads();
+                } else {
+                    ctx.syncWarp();
+                }
+            } finally {
+                out[t] = 1;
+            }
+        }));
+    }
+
     private static java.util.List<Integer> kernelFrames(Throwable t) {
         return Arrays.stream(t.getStackTrace())
             .filter(e -> "RegionCompilerFidelityTest.java".equals(e.getFileName()))
