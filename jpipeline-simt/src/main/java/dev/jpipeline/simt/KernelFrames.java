@@ -35,6 +35,12 @@ final class KernelFrames {
         while (at < frames.length && !frames[at].getClassName().equals(RUNNER)) {
             at++;
         }
+        if (at == frames.length || at > 0 && frames[at - 1].getClassName().equals(className)
+            && frames[at - 1].getMethodName().equals(methodName)) {
+            // made outside a kernel (its trace has no runner's frame), or its kernel's frame is there already (made
+            // by an earlier launch and thrown again): strands leave such a trace as it is, and so does this
+            return;
+        }
         StackTraceElement[] with = Arrays.copyOf(frames, frames.length + 1);
         System.arraycopy(frames, at, with, at + 1, frames.length - at);
         with[at] = new StackTraceElement(className, methodName, fileName, line > 0 ? line : -1);

@@ -524,6 +524,37 @@ class RegionCompilerFidelityTest {
         }));
     }
 
+    /**
+     * FINDING (fixed). An exception made once and thrown by every launch: strands leave its stack trace as it is;
+     * compiled, KernelFrames inserted the kernel's frame again at each throw (at the trace's end when it held no
+     * frame of the runtime), so the trace grew by one frame per launch.
+     */
+    static final IllegalStateException PREALLOCATED = new IllegalStateException("preallocated");
+
+    @Test
+    void aPreallocatedExceptionsStackTraceDoesNotGrowWithEachLaunch() {
+        KernelBody body = ctx -> {
+            ctx.syncThreads();
+            if (ctx.threadRank() == 1) {
+                throw PREALLOCATED;
+            }
+        };
+        assertCompiled(body);
+        int before = PREALLOCATED.getStackTrace().length;
+        for (int i = 0; i < 3; i++) {
+            assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(2), 0, body));
+        }
+        int compiled = PREALLOCATED.getStackTrace().length;
+        for (int i = 0; i < 3; i++) {
+            assertThrows(KernelFailure.class, () -> onStrands(() -> {
+                Kernel.launch(Dim3.of(1), Dim3.of(2), 0, body);
+                return null;
+            }));
+        }
+        assertEquals(PREALLOCATED.getStackTrace().length, compiled, "strands (expected) against compiled (actual)");
+        assertEquals(before, compiled, java.util.Arrays.toString(PREALLOCATED.getStackTrace()));
+    }
+
     private static java.util.List<Integer> kernelFrames(Throwable t) {
         return Arrays.stream(t.getStackTrace())
             .filter(e -> "RegionCompilerFidelityTest.java".equals(e.getFileName()))
