@@ -199,7 +199,7 @@ final class SyncInliner {
     private MethodModel inlinable(CodeElement element, int depth) {
         if (!(element instanceof InvokeInstruction invoke)
             || !invoke.owner().asSymbol().equals(model.thisClass().asSymbol())
-            || invoke.opcode() == Opcode.INVOKEINTERFACE || invoke.name().equalsString("<init>")) {
+            || invoke.name().equalsString("<init>")) {     // invokeinterface: a private method of an interface
             return null;
         }
         MethodModel target = methods.get(invoke.name().stringValue() + invoke.type().stringValue());
@@ -213,6 +213,8 @@ final class SyncInliner {
     }
 
     private boolean boundStatically(InvokeInstruction invoke, MethodModel target) {
+        // an interface's private instance method is called with invokeinterface (javac 11+), which the scan follows
+        // as the helper it is: left uninlined, its sync ran as a call inside the compiled block
         return invoke.opcode() == Opcode.INVOKESTATIC || invoke.opcode() == Opcode.INVOKESPECIAL
             || target.flags().has(AccessFlag.PRIVATE) || target.flags().has(AccessFlag.FINAL)
             || java.lang.reflect.Modifier.isFinal(host.getModifiers());

@@ -158,7 +158,7 @@ class SyncInlinerTest {
             if (i == t % 4) {
                 return i;
             }
-            out[t] += 100;
+            out[0] += 100;
         }
         ctx.syncThreads();
         return -1;
@@ -203,7 +203,9 @@ class SyncInlinerTest {
             twice(ctx, 3);                              // result dropped (pop2)
             named(ctx, t);                              // result dropped (pop)
             int f = flags(ctx, t % 2 == 0, (byte) t, 'c', (short) -t);
-            int r = severalReturns(ctx, 3, out);        // the same for every thread: no divergent sync
+            long[] acc = new long[1];
+            int r = severalReturns(ctx, 3, acc);        // the same for every thread: no divergent sync
+            r += (int) acc[0];
             long c = 0;
             for (int i = 0; i < 3; i++) {
                 long x = chain1(ctx, i + t);
@@ -274,5 +276,13 @@ class SyncInlinerTest {
                 out[t] = t;
             };
         });
+    }
+
+    /** Private helpers of an interface (an instance one is called with invokeinterface). */
+    @Test
+    void privateHelpersOfAnInterface() {
+        assertSameBothWays(Dim3.of(1), Dim3.of(4), 8, InterfaceKernels::staticHelper);
+        InterfaceKernels k = new InterfaceKernels() { };
+        assertSameBothWays(Dim3.of(1), Dim3.of(4), 8, k::instanceHelper);
     }
 }
