@@ -285,4 +285,51 @@ class SyncInlinerTest {
         InterfaceKernels k = new InterfaceKernels() { };
         assertSameBothWays(Dim3.of(1), Dim3.of(4), 8, k::instanceHelper);
     }
+
+    /** A helper whose exception passes through a finally block that syncs, in the kernel and in the helper. */
+    private static void throwsAfterSync(KernelContext ctx, long[] out) {
+        try {
+            ctx.syncThreads();
+            if (ctx.threadRank() == 1) {
+                throw new ArithmeticException("one");
+            }
+        } finally {
+            out[ctx.threadRank()] += 1;
+        }
+        ctx.syncThreads();
+        out[ctx.threadRank()] += 10;
+    }
+
+    @Test
+    void aHelperThatFailsTheLaunchUnwindsTheOthers() {
+        assertSameBothWays(Dim3.of(1), Dim3.of(5), 5, out -> ctx -> {
+            try {
+                throwsAfterSync(ctx, out);
+            } finally {
+                out[ctx.threadRank()] += 100;
+            }
+        });
+    }
+
+    private static void syncInFinally(KernelContext ctx, long[] out) {
+        try {
+            ctx.syncThreads();
+        } finally {
+            out[ctx.threadRank()] += 1;
+            ctx.syncThreads();
+            out[ctx.threadRank()] += 10;
+        }
+    }
+
+    /** Unwinding a failed launch through a helper's finally block that syncs again. */
+    @Test
+    void unwindingThroughAHelpersFinallyThatSyncs() {
+        assertSameBothWays(Dim3.of(1), Dim3.of(5), 5, out -> ctx -> {
+            if (ctx.threadRank() == 4) {
+                ctx.syncThreads();
+                throw new IllegalStateException("four");
+            }
+            syncInFinally(ctx, out);
+        });
+    }
 }
