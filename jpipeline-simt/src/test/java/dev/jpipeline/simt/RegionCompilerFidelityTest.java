@@ -24,36 +24,15 @@ class RegionCompilerFidelityTest {
     }
 
     private static void assertCompiled(KernelBody body) {
-        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
-        assertNotNull(verdict.compiled(), () -> "not compiled: " + verdict.reason() + " / " + verdict.refusal());
+        CompiledOrStrands.assertCompiled(body);
     }
 
     private static <T> T onStrands(Supplier<T> run) {
-        String old = System.getProperty(ResumptionScan.SWITCH);
-        System.setProperty(ResumptionScan.SWITCH, "false");
-        try {
-            return run.get();
-        } finally {
-            if (old == null) {
-                System.clearProperty(ResumptionScan.SWITCH);
-            } else {
-                System.setProperty(ResumptionScan.SWITCH, old);
-            }
-        }
+        return CompiledOrStrands.onStrands(run);
     }
 
-    /** What a launch left: the output array, and the failure's message (with its cause's) or "ok". */
     private static String launch(Dim3 grid, Dim3 block, KernelBody body, int[] out) {
-        String failure;
-        try {
-            Kernel.launch(grid, block, 0, body);
-            failure = "ok";
-        } catch (KernelFailure f) {
-            // a hang's first line says how long strands watched it (compiled: found at once): compared without it
-            failure = f.getMessage().lines().findFirst().orElse("").replaceAll(" and nothing has changed for \\d+ ms:"
-                + "| \\(a compiled block knows at once\\):", "") + " / cause " + f.getCause();
-        }
-        return failure + " " + Arrays.toString(out);
+        return CompiledOrStrands.outcome(grid, block, body, () -> Arrays.toString(out));
     }
 
     /** Runs a fresh kernel compiled, then a fresh one on strands; returns both outcomes. */

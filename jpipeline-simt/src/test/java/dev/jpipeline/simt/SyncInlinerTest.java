@@ -22,34 +22,15 @@ class SyncInlinerTest {
     }
 
     static void assertCompiled(KernelBody body) {
-        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
-        assertNotNull(verdict.compiled(), () -> "not compiled: " + verdict.reason() + " / " + verdict.refusal());
+        CompiledOrStrands.assertCompiled(body);
     }
 
     static <T> T onStrands(Supplier<T> run) {
-        String old = System.getProperty(ResumptionScan.SWITCH);
-        System.setProperty(ResumptionScan.SWITCH, "false");
-        try {
-            return run.get();
-        } finally {
-            if (old == null) {
-                System.clearProperty(ResumptionScan.SWITCH);
-            } else {
-                System.setProperty(ResumptionScan.SWITCH, old);
-            }
-        }
+        return CompiledOrStrands.onStrands(run);
     }
 
     static String launch(Dim3 grid, Dim3 block, KernelBody body, long[] out) {
-        String failure;
-        try {
-            Kernel.launch(grid, block, 0, body);
-            failure = "ok";
-        } catch (KernelFailure f) {
-            failure = f.getMessage().lines().findFirst().orElse("").replaceAll(" and nothing has changed for \\d+ ms:"
-                + "| \\(a compiled block knows at once\\):", "") + " / cause " + f.getCause();
-        }
-        return failure + " " + Arrays.toString(out);
+        return CompiledOrStrands.outcome(grid, block, body, () -> Arrays.toString(out));
     }
 
     static void assertSameBothWays(Dim3 grid, Dim3 block, int outSize, Function<long[], KernelBody> kernel) {

@@ -1,0 +1,48 @@
+package dev.jpipeline.simt;
+
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.util.function.Supplier;
+
+/** Runs a kernel compiled or on strands, for tests that compare the two (RegionCompilerFidelityTest, SyncInlinerTest). */
+final class CompiledOrStrands {
+
+    private CompiledOrStrands() {
+    }
+
+    static void assertCompiled(KernelBody body) {
+        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
+        assertNotNull(verdict.compiled(), () -> "not compiled: " + verdict.reason() + " / " + verdict.refusal());
+    }
+
+    /** Runs {@code run} with compilation switched off (read at each launch), then restores the switch. */
+    static <T> T onStrands(Supplier<T> run) {
+        String old = System.getProperty(ResumptionScan.SWITCH);
+        System.setProperty(ResumptionScan.SWITCH, "false");
+        try {
+            return run.get();
+        } finally {
+            if (old == null) {
+                System.clearProperty(ResumptionScan.SWITCH);
+            } else {
+                System.setProperty(ResumptionScan.SWITCH, old);
+            }
+        }
+    }
+
+    /**
+     * Launches {@code body} and returns its outcome: "ok", or the failure's first line and cause, then {@code out}.
+     * A hang's first line says how long strands watched it (compiled: found at once): compared without that.
+     */
+    static String outcome(Dim3 grid, Dim3 block, KernelBody body, Supplier<String> out) {
+        String failure;
+        try {
+            Kernel.launch(grid, block, 0, body);
+            failure = "ok";
+        } catch (KernelFailure f) {
+            failure = f.getMessage().lines().findFirst().orElse("").replaceAll(" and nothing has changed for \\d+ ms:"
+                + "| \\(a compiled block knows at once\\):", "") + " / cause " + f.getCause();
+        }
+        return failure + " " + out.get();
+    }
+}
