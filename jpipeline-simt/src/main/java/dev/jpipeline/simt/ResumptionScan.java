@@ -59,6 +59,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *     KernelContext.syncWarp(): the verdict is then not plain, but the
  *     region compiler splits the method there (RegionCompiler); a sync anywhere else (a helper, a lambda), or a
  *     kernel method called again from its own code, is not compiled;
+ *   - the JDK's atomics of primitives (AtomicInteger, AtomicLong, AtomicBoolean and their arrays), except the
+ *     methods that take a function;
  *   - Dim3; MemorySegment and the memory layouts (none of them waits, and none that takes a function is
  *     allowed); VarHandle's static fences, not its access modes (a combinator such as MethodHandles.filterValue
  *     runs user method handles); Math, StrictMath; the boxes (Integer, Long, Float, Double, Boolean, Short, Byte,
@@ -156,6 +158,13 @@ final class ResumptionScan {
      */
     private static final java.util.regex.Pattern STRING_ARGUMENTS =
         java.util.regex.Pattern.compile("\\((?:[ZBCSIJFD]|\\[+[ZBCSIJFD]|Ljava/lang/String;|\\[+Ljava/lang/String;)*\\).*");
+    /**
+     * The JDK's atomics of primitives, CUDA's atomicAdd, atomicCAS and the like: none waits, and none calls user code
+     * unless it takes a function (updateAndGet, accumulateAndGet: not plain).
+     */
+    private static final Set<String> ATOMICS = Set.of("java/util/concurrent/atomic/AtomicInteger",
+        "java/util/concurrent/atomic/AtomicLong", "java/util/concurrent/atomic/AtomicBoolean",
+        "java/util/concurrent/atomic/AtomicIntegerArray", "java/util/concurrent/atomic/AtomicLongArray");
     /** What otherUserClass returns where it does not apply (compared by identity). */
     private static final String UNKNOWN = new String("unknown");
     /** Classes of __shared__ array keys whose hashCode and equals are the JDK's. */
@@ -839,6 +848,9 @@ final class ResumptionScan {
             if (owner.equals("java/util/Objects") && OBJECTS_PLAIN.contains(name)
                 && !descriptor.contains("Ljava/util/function/")) {
                 return null;
+            }
+            if (ATOMICS.contains(owner) && !descriptor.contains("Ljava/util/function/")) {
+                return null;                    // atomicAdd and friends: they never wait, and run no user code
             }
             if (owner.equals("java/lang/Thread") && name.equals("onSpinWait")) {
                 return null;                    // a hint to the processor; a compiled loop yields at its head

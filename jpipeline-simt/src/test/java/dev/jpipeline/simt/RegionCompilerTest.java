@@ -351,6 +351,23 @@ class RegionCompilerTest {
     }
 
     @Test
+    void atomicsOfPrimitivesCompileAndAFunctionOfTheirsDoesNot() {
+        java.util.concurrent.atomic.AtomicLong total = new java.util.concurrent.atomic.AtomicLong();
+        java.util.concurrent.atomic.AtomicIntegerArray perBlock = new java.util.concurrent.atomic.AtomicIntegerArray(3);
+        KernelBody body = ctx -> {
+            total.addAndGet(ctx.threadRank());          // atomicAdd
+            ctx.syncThreads();
+            perBlock.compareAndSet(ctx.blockIdx().x(), 0, 1);
+        };
+        compiled(body);
+        Kernel.launch(Dim3.of(3), Dim3.of(32), 0, body);
+        assertEquals(3 * (31 * 32 / 2), total.get());
+        assertEquals("[1, 1, 1]", perBlock.toString());
+        String reason = ResumptionScan.scan(ctx -> total.updateAndGet(v -> v + 1)).reason();
+        assertTrue(reason.contains("AtomicLong.updateAndGet"), reason);
+    }
+
+    @Test
     void aSyncInsideATryResumesInsideIt() {
         byte[][] runs = compiledAndOnStrands(Dim3.of(1), Dim3.of(32), 4L * 32, out -> ctx -> {
             int t = ctx.threadRank();
