@@ -623,16 +623,17 @@ final class BlockScheduler implements HangDetector.Participant {
         StringBuilder b = new StringBuilder("every started thread is blocked");
         int started = 0;
         int left = 0;
+        ThreadLines lines = new ThreadLines(b, launch);
         for (int r = 0; r < nextRank && threads[r] != null; r++, started++) {   // null: dropped by an abort
             KernelThread kt = threads[r];
             String in = kt.stalledIn();
             if (kt.isGone()) {
                 left++;
             } else {
-                b.append("\n    thread ").append(launch.threadIndex(r)).append(": ")
-                    .append(in != null ? in : "blocked");
+                lines.add(r, in != null ? in : "blocked");
             }
         }
+        lines.flush();
         if (started < block.size) {
             b.append("\n    (").append(block.size - started).append(" not started)");
         }

@@ -411,14 +411,14 @@ final class Launch {
             .append(" hung: every live thread is blocked with nothing left to wake it (a compiled block knows at "
                 + "once):\n  block ")
             .append(scheduler.block.blockIdx).append(": every started thread is blocked");
+        ThreadLines lines = new ThreadLines(report, this);
         for (int r = 0; r < size; r++) {
             if (states[r] == RegionCompiler.RETURNED) {
                 continue;
             }
-            report.append("\n    thread ").append(threadIndex(r)).append(": waits in ");
             if (-states[r] - 1 <= blockSyncs) {
-                report.append("__syncthreads of block ").append(scheduler.block.blockIdx).append(": ")
-                    .append(atBlockSync).append(" of ").append(size).append(" threads arrived");
+                lines.add(r, "waits in __syncthreads of block " + scheduler.block.blockIdx + ": " + atBlockSync
+                    + " of " + size + " threads arrived");
             } else {
                 int warp = r / Kernel.WARP_SIZE;
                 int first = warp * Kernel.WARP_SIZE;
@@ -427,10 +427,11 @@ final class Launch {
                 for (int l = first; l < first + lanes; l++) {
                     atWarpSync += -states[l] - 1 > blockSyncs ? 1 : 0;
                 }
-                report.append("__syncwarp of warp ").append(warp).append(" of block ").append(scheduler.block.blockIdx)
-                    .append(": ").append(atWarpSync).append(" of ").append(lanes).append(" threads arrived");
+                lines.add(r, "waits in __syncwarp of warp " + warp + " of block " + scheduler.block.blockIdx + ": "
+                    + atWarpSync + " of " + lanes + " threads arrived");
             }
         }
+        lines.flush();
         if (left > 0) {
             report.append("\n    (").append(left).append(left == 1 ? " has left)" : " have left)");
         }

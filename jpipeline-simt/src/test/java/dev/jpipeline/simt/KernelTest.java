@@ -134,6 +134,7 @@ class KernelTest {
         String report = failure.getMessage();
         assertTrue(report.contains("hung"), report);
         assertTrue(report.contains("waits in __syncthreads of block (0, 0, 0): 63 of 64 threads arrived"), report);
+        assertTrue(report.contains("threads (6, 0, 0) to (63, 0, 0), 58 threads: waits in __syncthreads"), report);
         assertTrue(report.contains("(1 has left)"), report);
         assertTrue(millis < 20_000, "reported after " + millis + " ms");
     }

@@ -434,8 +434,10 @@ class RegionCompilerTest {
         KernelFailure failure = assertThrows(KernelFailure.class, () -> Kernel.launch(Dim3.of(1), Dim3.of(8), 0, body));
         String report = failure.getMessage();
         assertTrue(report.contains("hung"), report);
-        assertTrue(report.contains("thread (4, 0, 0): waits in __syncthreads of block (0, 0, 0): 7 of 8 threads "
-            + "arrived"), report);
+        assertTrue(report.contains("threads (0, 0, 0) to (4, 0, 0), 5 threads: waits in __syncthreads of block "
+            + "(0, 0, 0): 7 of 8 threads arrived"), report);
+        assertTrue(report.contains("threads (6, 0, 0) to (7, 0, 0), 2 threads: waits in __syncthreads of block "
+            + "(0, 0, 0): 7 of 8 threads arrived"), report);
         assertTrue(report.contains("(1 has left)"), report);
         assertNull(failure.getCause());
     }
