@@ -165,8 +165,6 @@ final class ResumptionScan {
     private static final Set<String> ATOMICS = Set.of("java/util/concurrent/atomic/AtomicInteger",
         "java/util/concurrent/atomic/AtomicLong", "java/util/concurrent/atomic/AtomicBoolean",
         "java/util/concurrent/atomic/AtomicIntegerArray", "java/util/concurrent/atomic/AtomicLongArray");
-    /** What otherUserClass returns where it does not apply (compared by identity). */
-    private static final String UNKNOWN = new String("unknown");
     /** Classes of __shared__ array keys whose hashCode and equals are the JDK's. */
     private static final Set<String> KEY_TYPES = Set.of("Ljava/lang/String;", "Ljava/lang/Integer;",
         "Ljava/lang/Long;", "Ljava/lang/Short;", "Ljava/lang/Byte;", "Ljava/lang/Character;", "Ljava/lang/Boolean;",
@@ -882,35 +880,36 @@ final class ResumptionScan {
                 return "calls " + dotted(owner) + "." + name + at + ": a pipeline, barrier, group or copy "
                     + "operation, which may wait for other threads (a resumption point)";
             }
-            String other = otherUserClass(code, owner, name, descriptor, bound, at, depth);
-            if (other != UNKNOWN) {
-                return other;
+            Class<?> other = userClass(code, owner);
+            if (other != null) {
+                return otherUserClass(code, other, owner, name, descriptor, bound, at, depth);
             }
             return "calls an unknown method " + dotted(owner) + "." + name + at
                 + " (only calls known not to wait may run as a plain loop; of user code, only methods that bind "
                 + "statically are followed: static, private or final ones, and those of final classes and records)";
         }
 
-        /**
-         * A call to a method of another user class (not the JDK's, not jpipeline's): followed like a helper when it
-         * binds statically (static, a constructor, private, final, or of a final class: a record, an enum without
-         * bodies), after the class's static initializer, which the call may run first. A sync found there is not
-         * compiled (only the kernel's own class's helpers are inlined). Returns UNKNOWN where it does not apply.
-         */
-        private String otherUserClass(ClassCode code, String owner, String name, String descriptor, boolean bound,
-                                      String at, int depth) {
+        /** The user class {@code owner} names (not the JDK's, not an interface, not an array), or null. */
+        private static Class<?> userClass(ClassCode code, String owner) {
             if (owner.startsWith("[")) {
-                return UNKNOWN;
+                return null;
             }
-            Class<?> type;
             try {
-                type = Class.forName(dotted(owner), false, code.type.getClassLoader());
+                Class<?> type = Class.forName(dotted(owner), false, code.type.getClassLoader());
+                return isJdk(type) || type.isInterface() ? null : type;     // jpipeline's packages were judged before
             } catch (ClassNotFoundException | LinkageError e) {
-                return UNKNOWN;
+                return null;
             }
-            if (isJdk(type) || type.isInterface()) {       // jpipeline's own packages were judged before
-                return UNKNOWN;
-            }
+        }
+
+        /**
+         * A call to a method of another user class: followed like a helper when it binds statically (static, a
+         * constructor, private, final, or of a final class: a record, an enum without bodies), after the class's
+         * static initializer, which the call may run first. A sync found there is not compiled (only the kernel's
+         * own class's helpers are inlined).
+         */
+        private String otherUserClass(ClassCode code, Class<?> type, String owner, String name, String descriptor,
+                                      boolean bound, String at, int depth) {
             ClassCode callee = code(type);
             if (callee.failure != null) {
                 return callee.failure;

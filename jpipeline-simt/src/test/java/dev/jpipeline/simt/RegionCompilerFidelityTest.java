@@ -1,5 +1,7 @@
 package dev.jpipeline.simt;
 
+import static dev.jpipeline.simt.CompiledOrStrands.assertCompiled;
+import static dev.jpipeline.simt.CompiledOrStrands.onStrands;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
@@ -7,7 +9,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -21,14 +22,6 @@ class RegionCompilerFidelityTest {
     @BeforeEach
     void compilationOn() {
         assumeTrue(ResumptionScan.switchedOn(), "compilation switched off for this run");
-    }
-
-    private static void assertCompiled(KernelBody body) {
-        CompiledOrStrands.assertCompiled(body);
-    }
-
-    private static <T> T onStrands(Supplier<T> run) {
-        return CompiledOrStrands.onStrands(run);
     }
 
     private static String launch(Dim3 grid, Dim3 block, KernelBody body, int[] out) {

@@ -1,12 +1,13 @@
 package dev.jpipeline.simt;
 
+import static dev.jpipeline.simt.CompiledOrStrands.assertCompiled;
+import static dev.jpipeline.simt.CompiledOrStrands.onStrands;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.Arrays;
 import java.util.function.Function;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
@@ -19,14 +20,6 @@ class SyncInlinerTest {
     @BeforeEach
     void compilationOn() {
         assumeTrue(ResumptionScan.switchedOn(), "compilation switched off for this run");
-    }
-
-    static void assertCompiled(KernelBody body) {
-        CompiledOrStrands.assertCompiled(body);
-    }
-
-    static <T> T onStrands(Supplier<T> run) {
-        return CompiledOrStrands.onStrands(run);
     }
 
     static String launch(Dim3 grid, Dim3 block, KernelBody body, long[] out) {
