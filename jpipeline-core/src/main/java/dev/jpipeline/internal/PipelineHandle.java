@@ -129,12 +129,22 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
      * @throws IllegalStateException when the caller is not the owner
      */
     final void checkOwner(String op) {
-        if (Thread.currentThread() != owner || logicalOwner != null && logicalOwner.hasEnded()) {
+        if (Thread.currentThread() != owner && !calledByLogicalOwner()
+            || logicalOwner != null && logicalOwner.hasEnded()) {
             throw foreignThread(op);
         }
         if (interleaver != null) {
             interleaver.operation(op);
         }
+    }
+
+    /**
+     * Whether the caller is the logical thread that made this handle, on another Java thread: a compiled SIMT thread
+     * goes on on whichever strand takes it up behind a sync (jpipeline-simt's Strand.runCompiledThread).
+     */
+    private boolean calledByLogicalOwner() {
+        ParkListener listener = logicalOwner == null ? null : ParkListener.current();
+        return listener != null && listener.logicalThread() == logicalOwner;
     }
 
     private IllegalStateException foreignThread(String op) {

@@ -34,6 +34,26 @@ public final class Waiter {
     }
 
     /**
+     * A node for a wait that holds no Java stack (a compiled SIMT thread suspended at a sync: see jpipeline-simt's
+     * BlockScheduler): a signal calls {@code wakeVia.wake} with the current thread, the one that pushes it, which
+     * stands for the waiter only as a mark that it still waits. Push it with {@link Waitable#enqueue}, then poll
+     * again before giving the stack up (the Dekker pattern above).
+     */
+    public static Waiter stackless(ParkListener wakeVia) {
+        return new Waiter(Thread.currentThread(), java.util.Objects.requireNonNull(wakeVia, "wakeVia"));
+    }
+
+    /** Whether a signal has taken this node off its stack: its wait's condition has changed since it was pushed. */
+    public boolean isDetached() {
+        return detached;
+    }
+
+    /** The wait no longer needs this node: signallers skip it, and a later push unlinks it. */
+    public void cancel() {
+        thread = null;
+    }
+
+    /**
      * Pushes {@code node} on the stack whose head {@code head} accesses in {@code holder}, first unlinking given-up
      * nodes at the top, so that a polling loop cannot grow the stack without bound.
      */

@@ -81,6 +81,8 @@ final class BlockScheduler implements HangDetector.Participant {
     private KernelThread watchedHolder;
     private long watchedProgress;
     private long watchedSince;
+    /** Compiled threads suspended without a stack (suspend), for tests and diagnostics. */
+    static final java.util.concurrent.atomic.LongAdder SUSPENSIONS = new java.util.concurrent.atomic.LongAdder();
     /** How long a holder may keep the turn, with nothing else moving in the block, before the turn is released. */
     static final long FORWARD_PROGRESS_NANOS = 50_000_000L;
 
@@ -214,10 +216,17 @@ final class BlockScheduler implements HangDetector.Participant {
     /** Wakes {@code kt} (from any thread): it takes the turn at once if the block is idle, else when picked. */
     void wake(KernelThread kt) {
         Thread toUnpark = null;
+        KernelThread toRun = null;
         synchronized (this) {
             switch (kt.state) {
                 case KernelThread.RUNNING -> kt.permit = true;
-                case KernelThread.BLOCKED -> toUnpark = makeReady(kt);
+                case KernelThread.BLOCKED -> {
+                    if (kt.strand == null) {
+                        toRun = readyStackless(kt);
+                    } else {
+                        toUnpark = makeReady(kt);
+                    }
+                }
                 default -> {
                     // READY: already woken; FINISHED: a stale wake
                 }
@@ -225,6 +234,92 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         if (toUnpark != null) {
             LockSupport.unpark(toUnpark);
+        }
+        if (toRun != null) {
+            runStackless(toRun);
+        }
+    }
+
+    /**
+     * {@code kt}, the holder, a compiled thread (Strand.runCompiledThread), gives its stack up: it waits at a sync
+     * with nothing of it on any stack (its frame keeps its locals), so its strand goes on with another thread, as
+     * when a thread finishes. A wake that came first (its permit) keeps it running.
+     *
+     * @return {@code kt} when a wake came first: it goes on; else the next thread for the same strand to run, or
+     *         null (as {@link #finished})
+     */
+    KernelThread suspend(KernelThread kt) {
+        KernelThread next;
+        synchronized (this) {
+            if (kt.permit) {
+                kt.permit = false;
+                return kt;
+            }
+            kt.state = KernelThread.BLOCKED;
+            kt.strand = null;               // a strand takes it up again when it is woken (readyStackless)
+            SUSPENSIONS.increment();
+            next = released ? startUnstartedLocked() : passTurn();
+        }
+        if (next != null && next.strand != null) {
+            LockSupport.unpark(next.strand.thread());
+            return null;
+        }
+        return next;
+    }
+
+    /**
+     * {@code kt}, the holder, a compiled thread at a loop head, lets the block's other threads run first: it waits for
+     * the turn without a stack, behind the ready threads, while an unstarted or ready thread can take it. Not once
+     * the turn is released (every thread runs then).
+     *
+     * @return {@code kt} when it goes on at once (nothing else can run); else what the same strand runs next, or
+     *         null (as {@link #suspend})
+     */
+    KernelThread yieldTurn(KernelThread kt) {
+        KernelThread next;
+        synchronized (this) {
+            if (released || readyCount == 0 && nextRank >= block.size || checked != null) {
+                return kt;
+            }
+            kt.strand = null;
+            enqueueReady(kt);
+            next = passTurn();
+            if (next == kt) {
+                return kt;
+            }
+        }
+        if (next != null && next.strand != null) {
+            LockSupport.unpark(next.strand.thread());
+            return null;
+        }
+        return next;
+    }
+
+    /**
+     * Under the lock: a thread suspended without a stack is woken. It runs at once when the turn is released or the
+     * block idle (returned: the caller gives it a strand, runStackless), else it waits for the turn in the ready
+     * queue, where the turn's next holder picks it up with its own strand.
+     */
+    private KernelThread readyStackless(KernelThread kt) {
+        if (released) {
+            kt.state = KernelThread.RUNNING;
+            return kt;
+        }
+        if (holder == null) {
+            kt.state = KernelThread.RUNNING;
+            holder = kt;
+            return kt;
+        }
+        enqueueReady(kt);
+        return null;
+    }
+
+    /** Gives a woken stackless thread a strand: a platform one once the turn is released (see releaseTurn). */
+    private void runStackless(KernelThread kt) {
+        if (released) {
+            launch.runOnPlatformStrand(kt);
+        } else {
+            launch.run(kt);
         }
     }
 
@@ -320,7 +415,11 @@ final class BlockScheduler implements HangDetector.Participant {
             while (readyCount > 0) {
                 KernelThread kt = takeReady(0);
                 kt.state = KernelThread.RUNNING;
-                toUnpark.add(kt.strand.thread());
+                if (kt.strand == null) {
+                    toStart.add(kt);            // a compiled thread woken at a sync: it has no stack to go on on
+                } else {
+                    toUnpark.add(kt.strand.thread());
+                }
             }
             KernelThread first = startUnstartedLocked();
             if (first != null) {
@@ -359,10 +458,16 @@ final class BlockScheduler implements HangDetector.Participant {
     void abort() {
         Thread toUnpark = null;
         java.util.List<Thread> released = new java.util.ArrayList<>();
+        java.util.List<KernelThread> stackless = new java.util.ArrayList<>();
         synchronized (this) {
             for (int r = 0; r < Math.min(nextRank, threads.length); r++) {     // a plain block keeps one
                 KernelThread kt = threads[r];   // null: dropped unstarted by an earlier abort
-                if (kt != null && kt.state == KernelThread.BLOCKED) {
+                if (kt != null && kt.state == KernelThread.BLOCKED && kt.strand == null) {
+                    KernelThread run = readyStackless(kt);      // it unwinds from its sync (runCompiledThread)
+                    if (run != null) {
+                        stackless.add(run);
+                    }
+                } else if (kt != null && kt.state == KernelThread.BLOCKED) {
                     Thread t = makeReady(kt);
                     if (this.released && t != null) {
                         released.add(t);        // each runs at once: every one must be unparked
@@ -380,6 +485,9 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         for (Thread t : released) {
             LockSupport.unpark(t);
+        }
+        for (KernelThread kt : stackless) {
+            runStackless(kt);
         }
     }
 
@@ -464,6 +572,24 @@ final class BlockScheduler implements HangDetector.Participant {
         return null;
     }
 
+    /**
+     * Under the lock, as the block would go idle: a compiled thread suspended without a stack at a pipeline wait, or
+     * null. It calls its wait again with its stack (a strand of its own), where the wait watches the pipeline's
+     * other participants as on strands: one whose thread ended without quit is abandoned, so the wait ends (with
+     * its exception) instead of the block hanging. One such thread per idle moment, until every wait has its stack,
+     * when the block is as it would be on strands.
+     */
+    private KernelThread stacklessWaiterLocked() {
+        for (int r = 0; r < nextRank && r < threads.length; r++) {
+            KernelThread kt = threads[r];
+            if (kt != null && kt.state == KernelThread.BLOCKED && kt.strand == null && kt.pendingSync == null
+                && kt.pendingNode != null) {
+                return kt;
+            }
+        }
+        return null;
+    }
+
     /** Under the lock: {@code kt} waits for the turn, behind the threads already ready. */
     private void enqueueReady(KernelThread kt) {
         kt.state = KernelThread.READY;
@@ -484,6 +610,13 @@ final class BlockScheduler implements HangDetector.Participant {
         }
         boolean canStart = nextRank < block.size;
         if (readyCount == 0 && !canStart) {
+            KernelThread waiter = released ? null : stacklessWaiterLocked();
+            if (waiter != null) {
+                waiter.waitWithStack = true;        // its wait again, as on strands (see stacklessWaiterLocked)
+                waiter.state = KernelThread.RUNNING;
+                holder = waiter;
+                return waiter;
+            }
             holder = null;
             return null;
         }

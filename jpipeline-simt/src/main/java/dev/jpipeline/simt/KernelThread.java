@@ -36,6 +36,27 @@ final class KernelThread implements LogicalThread {
     /** Set once its body has returned (or thrown): read by the hang detector and by its pipeline handles. */
     private volatile boolean finished;
 
+    // A compiled thread on the block's scheduler (Strand.runCompiledThread): what it keeps while it is suspended
+    // without a stack. Written by the strand that runs it, read by the next strand that runs it: the scheduler's
+    // lock, which hands it from one to the other, orders them.
+    /** Its own context, made when it first runs: the objects its frame keeps (ctx.block(), ...) name it. */
+    KernelContext context;
+    /** The step state it resumes from: 0 before it starts, k behind sync k. */
+    int resumeAt;
+    /** Its frame: the locals that live across its syncs (RegionCompiler), made at its first run. */
+    long[] prims;
+    Object[] refs;
+    /** The sync it is suspended at (its barrier and round), or null; its node on the barrier's waiters, or null. */
+    SyncSite pendingSync;
+    int pendingRound;
+    dev.jpipeline.internal.Waiter pendingNode;
+    /** Set by its scheduler as the block would go idle: its next wait keeps its stack (stacklessWaiterLocked). */
+    boolean waitWithStack;
+    /** Its interrupt status when it gave its stack up: set again when it resumes. */
+    boolean interruptedWhileSuspended;
+    /** Wakes it through its scheduler, from a barrier it waits at without a stack (made at its first suspension). */
+    dev.jpipeline.internal.ParkListener stacklessWake;
+
     KernelThread(BlockScheduler scheduler, int rank) {
         this.scheduler = scheduler;
         this.rank = rank;

@@ -119,7 +119,7 @@ final class Launch {
         Object[] values = verdict == null || verdict.compiled() == null ? null : ResumptionScan.captured(body, verdict);
         this.compiled = values == null ? null : verdict.compiled();
         this.captured = values;
-        this.plain = compiled != null || verdict != null && verdict.plain();
+        this.plain = compiled != null && !verdict.onScheduler() || verdict != null && verdict.plain();
         this.threadIndex = threadIndices(block);
         int slots = cooperative ? blocks : checked != null ? 1
             : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));
@@ -312,7 +312,7 @@ final class Launch {
         resident.set(residentIndex(slot), scheduler);
         if (!plain) {
             monitor.resident(scheduler);    // a plain block never waits: nothing of it can hang
-            STRAND_BLOCKS.increment();
+            (compiled != null ? COMPILED_BLOCKS : STRAND_BLOCKS).increment();
         }
         KernelThread first = scheduler.begin();
         if (first == null) {                // aborted meanwhile

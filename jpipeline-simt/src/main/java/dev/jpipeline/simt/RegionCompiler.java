@@ -81,8 +81,12 @@ final class RegionCompiler {
      * @param syncs      the sync points: states 1..blockSyncs are __syncthreads, blockSyncs+1..syncs __syncwarp
      * @param yields     the loop heads where a thread may yield: states syncs+1..syncs+yields
      * @param blockSyncs how many of the syncs are __syncthreads
+     * @param waits      the pipeline waits a thread may suspend at without a stack (isWait): states
+     *                   syncs+1..syncs+waits, then the yields follow (only a kernel run on the scheduler has them:
+     *                   Strand.runCompiledThread)
      */
-    record Compiled(MethodHandle region, MethodHandle step, int width, int syncs, int yields, int blockSyncs) {
+    record Compiled(MethodHandle region, MethodHandle step, int width, int syncs, int yields, int blockSyncs,
+                    int waits) {
     }
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
@@ -154,6 +158,15 @@ final class RegionCompiler {
     private static final int SHIFT = 6;
 
     private static final List<MethodHandle> CLASS_DATA;
+    /** The waits a compiled thread may suspend at without a stack, by name (isWait), and their helpers. */
+    private static final List<String> WAIT_NAMES = List.of("producerAcquire", "consumerWait");
+    private static final MethodType WAIT_METHOD_TYPE = MethodType.methodType(boolean.class,
+        dev.jpipeline.Pipeline.class);
+    private static final MethodTypeDesc WAIT_TYPE = MethodTypeDesc.of(ConstantDescs.CD_boolean,
+        ClassDesc.of("dev.jpipeline.Pipeline"));
+    private static final List<MethodHandle> WAIT_HANDLES;
+    /** Class data index of the first wait helper: after bind, aborted, abortedAtSync, addFrame, initialize. */
+    private static final int FIRST_WAIT_DATA = 5;
 
     static {
         try {
@@ -164,6 +177,9 @@ final class RegionCompiler {
                 own.findVirtual(KernelContext.class, "abortedAtSync",
                     MethodType.methodType(KernelAbortedException.class))
                     .asType(MethodType.methodType(RuntimeException.class, KernelContext.class)));
+            WAIT_HANDLES = List.of(
+                own.findStatic(Strand.class, "producerAcquireWithoutStack", WAIT_METHOD_TYPE),
+                own.findStatic(Strand.class, "consumerWaitWithoutStack", WAIT_METHOD_TYPE));
             ADD_FRAME_HANDLE = own.findStatic(KernelFrames.class, "add", MethodType.methodType(void.class,
                 String.class, String.class, String.class, Throwable.class, int.class));
             ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
@@ -212,10 +228,11 @@ final class RegionCompiler {
             .orElseThrow(() -> new Refusal(where + " has no code"));
         List<CodeElement> elements = code.elementList();
         java.util.Set<Integer> loopHeads = loopHeads(code, elements);
+        Map<Integer, Integer> waitLoads = waitLoads(elements);
         Map<Integer, State> syncs;
         try {
             syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
-                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i));
+                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i) || waitLoads.containsKey(i));
         } catch (IllegalArgumentException e) {
             throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
         }
@@ -245,9 +262,19 @@ final class RegionCompiler {
             }
         }
         int blockSyncCount = order.size();
-        order.addAll(warpSyncs);                // states 1..K: __syncthreads, K+1..K+W: __syncwarp, then yields
+        order.addAll(warpSyncs);                // states 1..K: __syncthreads, K+1..K+W: __syncwarp, then waits
         int syncCount = order.size();
-        order.addAll(yields);
+        Map<Integer, Integer> waitInvokes = new java.util.HashMap<>();     // a wait's invoke -> its load's index
+        for (Map.Entry<Integer, Integer> wait : new java.util.TreeMap<>(waitLoads).entrySet()) {
+            State state = syncs.get(wait.getKey());
+            if (state != null && state.stack().isEmpty() && java.util.Arrays.stream(state.locals())
+                .noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
+                order.add(wait.getKey());
+                waitInvokes.put(wait.getValue(), wait.getKey());
+            }
+        }
+        int waitCount = order.size() - syncCount;
+        order.addAll(yields);                   // then the loop heads
         boolean[] kept = parametersNeverStored(code, isStatic, type);
         for (int k = 0; k < order.size(); k++) {
             VType[] locals = syncs.get(order.get(k)).locals();
@@ -271,7 +298,8 @@ final class RegionCompiler {
                 }
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
-                        hostIsInterface, syncs, order, syncCount, code.maxLocals(), where)));
+                        hostIsInterface, syncs, order, syncCount, waitCount, waitInvokes, code.maxLocals(),
+                        where)));
                 if (isStatic) {
                     cb.withField(HOST_READY, ConstantDescs.CD_boolean, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE);
                 }
@@ -297,16 +325,16 @@ final class RegionCompiler {
             // Other; calling it does, JLS 12.4.1): the region initializes it as the call on strands would
             MethodHandle addFrame = MethodHandles.insertArguments(ADD_FRAME_HANDLE, 0, host.getName(),
                 method.methodName().stringValue(), sourceFile);
-            List<MethodHandle> classData = !isStatic
-                ? List.of(CLASS_DATA.get(0), CLASS_DATA.get(1), CLASS_DATA.get(2), addFrame)
-                : List.of(CLASS_DATA.get(0), CLASS_DATA.get(1), CLASS_DATA.get(2), addFrame,
-                    MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host)));
+            List<MethodHandle> classData = new ArrayList<>(List.of(CLASS_DATA.get(0), CLASS_DATA.get(1),
+                CLASS_DATA.get(2), addFrame, !isStatic ? MethodHandles.empty(MethodType.methodType(void.class))
+                    : MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host))));
+            classData.addAll(WAIT_HANDLES);
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
             MethodHandle step = hidden.findStatic(hidden.lookupClass(), "step", STEP_METHOD_TYPE);
-            return new Compiled(region, step, code.maxLocals(), syncCount, order.size() - syncCount,
-                blockSyncCount);
+            return new Compiled(region, step, code.maxLocals(), syncCount, order.size() - syncCount - waitCount,
+                blockSyncCount, waitCount);
         } catch (IllegalAccessException e) {
             throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
                 + "code beside it (" + e.getMessage() + ")");
@@ -392,6 +420,42 @@ final class RegionCompiler {
         return heads;
     }
 
+    /**
+     * A pipeline wait a compiled thread may suspend at without a stack: {@code pipe.producerAcquire()} or
+     * {@code pipe.consumerWait()}. Until it can go on, such a wait has done nothing a second call would do again
+     * (StageHandle: it claims its side once, and its state changes only once the stage is free or ready), so the
+     * thread resumes by calling it again.
+     */
+    static boolean isWait(CodeElement element) {
+        return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
+            && invoke.type().equalsString("()V") && invoke.owner().asInternalName().equals("dev/jpipeline/Pipeline")
+            && WAIT_NAMES.contains(invoke.name().stringValue());
+    }
+
+    /**
+     * The waits (isWait) whose receiver a local variable gives, just before the call (aload, with no label between:
+     * nothing jumps in): by the index of that load, where the thread resumes (it loads the receiver again), the index
+     * of the call. A wait whose receiver comes otherwise (a field, a call) is left as a call, which blocks as on
+     * strands.
+     */
+    private static Map<Integer, Integer> waitLoads(List<CodeElement> elements) {
+        Map<Integer, Integer> loads = new java.util.HashMap<>();
+        for (int i = 0; i < elements.size(); i++) {
+            if (!isWait(elements.get(i))) {
+                continue;
+            }
+            int j = i - 1;
+            while (j >= 0 && elements.get(j) instanceof java.lang.classfile.PseudoInstruction
+                && !(elements.get(j) instanceof Label)) {
+                j--;
+            }
+            if (j >= 0 && elements.get(j) instanceof LoadInstruction load && load.typeKind() == TypeKind.REFERENCE) {
+                loads.put(j, i);
+            }
+        }
+        return loads;
+    }
+
     /** ctx.syncThreads() or ctx.block().sync() (this_thread_block().sync(), the same __syncthreads). */
     /** ctx.syncWarp(), the full-mask __syncwarp. */
     static boolean isWarpSync(CodeElement element) {
@@ -437,9 +501,20 @@ final class RegionCompiler {
         private final String where;
         private final Label[] resume;
         private int index;
+        /** Where each resumption point is, by instruction index: the point's number k (state k + 1). */
+        private final Map<Integer, Integer> syncAt = new java.util.HashMap<>();
+        private final Map<Integer, Integer> waitAt = new java.util.HashMap<>();
+        private final Map<Integer, Integer> yieldAt = new java.util.HashMap<>();
+        /** A wait's call, by index: the index of its receiver's load (its point). */
+        private final Map<Integer, Integer> waitInvokes;
 
         StepTransform(MethodTypeDesc type, boolean isStatic, ClassDesc owner, boolean ownerIsInterface,
-                      Map<Integer, State> syncs, List<Integer> order, int syncCount, int maxLocals, String where) {
+                      Map<Integer, State> syncs, List<Integer> order, int syncCount, int waitCount,
+                      Map<Integer, Integer> waitInvokes, int maxLocals, String where) {
+            for (int k = 0; k < order.size(); k++) {
+                (k < syncCount ? syncAt : k < syncCount + waitCount ? waitAt : yieldAt).put(order.get(k), k);
+            }
+            this.waitInvokes = waitInvokes;
             this.syncCount = syncCount;
             this.counter = SHIFT + maxLocals;
             this.unwinding = SHIFT + maxLocals + 1;
@@ -474,7 +549,7 @@ final class RegionCompiler {
                 }
                 slot += kind.slotSize();
             }
-            if (order.size() > syncCount) {
+            if (!yieldAt.isEmpty()) {
                 b.iconst_0().istore(counter);
             }
             b.iconst_0().istore(line);
@@ -494,7 +569,7 @@ final class RegionCompiler {
                 cases.add(java.lang.classfile.instruction.SwitchCase.of(k + 1, restore[k]));
             }
             Label bad = b.newLabel();
-            if (syncCount > 0) {                // a state past UNWIND: resume behind the sync by unwinding
+            if (syncCount + waitAt.size() > 0) {    // a state past UNWIND: resume at the point by unwinding
                 Label normal = b.newLabel();
                 Label dispatch = b.newLabel();
                 b.iload(STATE).loadConstant(UNWIND).if_icmplt(normal);
@@ -539,8 +614,9 @@ final class RegionCompiler {
         @Override
         public void accept(CodeBuilder b, CodeElement element) {
             int i = index++;
-            int point = order.indexOf(i);
-            if (point >= syncCount) {           // a loop head: yield once the step has passed enough of them
+            Integer yieldPoint = yieldAt.get(i);
+            if (yieldPoint != null) {           // a loop head: yield once the step has passed enough of them
+                int point = yieldPoint;
                 Label go = b.newLabel();
                 b.iinc(counter, 1).iload(counter).loadConstant(YIELD_EVERY).if_icmplt(go);
                 VType[] locals = syncs.get(i).locals();
@@ -551,6 +627,29 @@ final class RegionCompiler {
                 b.labelBinding(resume[point]);
                 b.labelBinding(go);
             }
+            Integer waitPoint = waitAt.get(i);
+            if (waitPoint != null) {            // a wait's receiver is loaded here: a thread resumes here, calling it again
+                b.labelBinding(resume[waitPoint]);
+                unwindHere(b);
+            }
+            Integer waitLoad = waitInvokes.get(i);
+            if (waitLoad != null) {             // the wait, through its helper: false when the thread is suspended
+                InvokeInstruction invoke = (InvokeInstruction) element;
+                int k = waitAt.get(waitLoad);
+                Label go = b.newLabel();
+                b.ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME,
+                        ConstantDescs.CD_MethodHandle, FIRST_WAIT_DATA + WAIT_NAMES.indexOf(invoke.name().stringValue())))
+                    .swap().invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", WAIT_TYPE).ifne(go);
+                VType[] locals = syncs.get(waitLoad).locals();
+                for (int s = 0; s < locals.length; s++) {
+                    spillLocal(b, locals[s], s);
+                }
+                b.loadConstant(k + 1).ireturn();
+                b.labelBinding(go);
+                return;
+            }
+            Integer syncPoint = syncAt.get(i);
+            int point = syncPoint == null ? -1 : syncPoint;
             switch (element) {
                 case java.lang.classfile.instruction.LineNumber number -> {
                     b.with(number);
@@ -573,11 +672,7 @@ final class RegionCompiler {
                     }
                     b.loadConstant(k + 1).ireturn();
                     b.labelBinding(resume[k]);
-                    Label go = b.newLabel();
-                    b.iload(unwinding).ifeq(go);
-                    b.ldc(ABORTED_AT_SYNC).aload(CONTEXT)
-                        .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_AT_SYNC_TYPE).athrow();
-                    b.labelBinding(go);
+                    unwindHere(b);
                 }
                 case InvokeInstruction invoke when invoke.opcode() == Opcode.INVOKESPECIAL
                     && !invoke.name().equalsString(ConstantDescs.INIT_NAME) -> {
@@ -594,6 +689,15 @@ final class RegionCompiler {
                 case Attribute<?> ignored -> { }
                 default -> b.with(element);
             }
+        }
+
+        /** At a resumption point: a thread resumed by unwinding (state past UNWIND) throws KernelAbortedException. */
+        private void unwindHere(CodeBuilder b) {
+            Label go = b.newLabel();
+            b.iload(unwinding).ifeq(go);
+            b.ldc(ABORTED_AT_SYNC).aload(CONTEXT)
+                .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", ABORTED_AT_SYNC_TYPE).athrow();
+            b.labelBinding(go);
         }
 
         private static void unbox(CodeBuilder b, ClassDesc parameter) {

@@ -190,10 +190,18 @@ final class ResumptionScan {
      * @param lambda   whether the kernel's captured values come from its SerializedLambda (else the kernel object
      *                 is the only one: the receiver of its class's run)
      * @param refusal  why a kernel that could have been compiled was not, or null
+     * @param onScheduler whether the compiled kernel runs on its blocks' schedulers, thread by thread, because it
+     *                 may wait elsewhere than at its compiled syncs (a pipeline, a barrier, a group, a sync in a
+     *                 helper, unknown code: Strand.runCompiledThread), rather than as a loop over each block
      */
-    record Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal) {
+    record Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal,
+                   boolean onScheduler) {
         Verdict(boolean plain, String reason) {
-            this(plain, reason, null, false, null);
+            this(plain, reason, null, false, null, false);
+        }
+
+        Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal) {
+            this(plain, reason, compiled, lambda, refusal, false);
         }
     }
 
@@ -432,7 +440,7 @@ final class ResumptionScan {
         scan.body = code.internalName + "." + method.methodName().stringValue() + method.methodType().stringValue();
         String failure = scan.method(code, method, 0);
         if (failure != null) {
-            return new Verdict(false, failure);
+            return onScheduler(code, method, lambda, failure);
         }
         boolean plain = scan.firstSync == null;
         if (!plain && scan.bodyReentered) {
@@ -456,6 +464,57 @@ final class ResumptionScan {
                 : new Verdict(false, "it could not be compiled: " + refusal.getMessage() + " (its first sync: "
                     + scan.firstSync + ")");
         }
+    }
+
+    /**
+     * A kernel that may wait elsewhere than at syncs the region compiler splits at (why: {@code failure}) cannot run
+     * as a loop over its block, but it can run compiled on its blocks' schedulers (Strand.runCompiledThread): a sync
+     * in its own method becomes a point where its thread gives its stack up, and every other wait (a pipeline, a
+     * barrier, a group, a sync in a helper or in code the scan does not know) blocks as on strands, on the same
+     * barriers. That needs only that the compiler can split its method, that the method holds no monitor (a
+     * thread keeps none across a sync), and that it has a sync to split at (else strands run it as well).
+     */
+    private static Verdict onScheduler(ClassCode code, MethodModel method, boolean lambda, String failure) {
+        ClassModel model = code.model;
+        MethodModel kernel = method;
+        try {   // the helpers of its class that sync or wait, inlined where they can be (else they block as calls)
+            SyncInliner.Inlined inlined = SyncInliner.inline(code.type, code.model, method);
+            if (mayRunOnScheduler(inlined.method())) {
+                model = inlined.model();
+                kernel = inlined.method();
+            }
+        } catch (RegionCompiler.Refusal refusal) {
+            // compiled as it is
+        }
+        if (!mayRunOnScheduler(kernel)) {
+            return new Verdict(false, failure);
+        }
+        try {
+            RegionCompiler.Compiled compiled = RegionCompiler.compile(code.type, model, kernel);
+            return compiled.syncs() + compiled.waits() == 0 ? new Verdict(false, failure)
+                : new Verdict(false, failure, compiled, lambda, null, true);
+        } catch (RegionCompiler.Refusal refusal) {
+            return new Verdict(false, failure);
+        }
+    }
+
+    /** Whether a kernel's method (helpers inlined) holds no monitor and does not use the Java thread. */
+    private static boolean mayRunOnScheduler(MethodModel method) {
+        return method.code().map(c -> c.elementStream().noneMatch(e -> e instanceof MonitorInstruction m
+            && m.opcode() == Opcode.MONITORENTER || e instanceof InvokeInstruction i && usesJavaThread(i)))
+            .orElse(false);
+    }
+
+    /**
+     * Whether a call reads or keeps the Java thread's identity (Thread.currentThread, its interrupt status, a thread
+     * local, a scoped value): a compiled thread may go on on another Java thread behind a sync, so such a kernel
+     * runs on strands, where a CUDA thread keeps its Java thread.
+     */
+    private static boolean usesJavaThread(InvokeInstruction invoke) {
+        String owner = invoke.owner().asInternalName();
+        return owner.equals("java/lang/Thread") && !invoke.name().equalsString("onSpinWait")
+            || owner.equals("java/lang/ThreadLocal") || owner.equals("java/lang/InheritableThreadLocal")
+            || owner.equals("java/lang/ScopedValue");
     }
 
     /**

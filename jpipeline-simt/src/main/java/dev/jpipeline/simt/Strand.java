@@ -107,6 +107,9 @@ final class Strand implements ParkListener, Runnable {
         if (launch.plain) {
             return launch.compiled != null ? runCompiledBlock(kt) : runPlainBlock(kt);
         }
+        if (launch.compiled != null) {
+            return runCompiledThread(kt);
+        }
         kt.strand = this;
         current = kt;
         context.bind(kt);
@@ -278,6 +281,301 @@ final class Strand implements ParkListener, Runnable {
     }
 
     /**
+     * Runs {@code kt}, a thread of a kernel compiled at its syncs whose other waits block (a pipeline, a barrier, a
+     * group: ResumptionScan's verdict onScheduler), from where it stopped, on its block's scheduler: between syncs
+     * as a thread of strands (a wait parks it with this strand, which stays with it), and at a sync without a stack.
+     * It arrives at the sync's barrier; unless that completes the sync it is suspended (BlockScheduler.suspend): its
+     * locals are in its frame, its node on the barrier's waiters, and this strand goes on with another thread. The
+     * barrier's signal wakes it, and whichever strand takes it up resumes it behind the sync. So a block whose
+     * threads meet at syncs needs no stack per thread, as a compiled block run as a loop (runCompiledBlock) does not.
+     *
+     * <p>It runs in its own context, bound in the strand's scoped values while it runs, so that what its frame keeps
+     * of the context (ctx.block(), a tile, its lane sequence) stays its own on another strand. An abort resumes a
+     * suspended thread by unwinding from its sync (RegionCompiler.UNWIND), so that its finally blocks run. Returns
+     * what this strand runs next, or null.
+     */
+    private KernelThread runCompiledThread(KernelThread kt) {
+        kt.strand = this;
+        current = kt;
+        KernelContext ctx = kt.context;
+        if (ctx == null) {
+            ctx = new KernelContext(launch);
+            ctx.bind(kt);
+            kt.context = ctx;
+            Thread.interrupted();       // a new thread starts with its status clear (runThread)
+        } else {
+            Thread.interrupted();       // what the strand's last thread left set is not kt's
+            if (kt.interruptedWhileSuspended) {
+                kt.interruptedWhileSuspended = false;
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (kt.prims == null) {
+            int width = launch.compiled.width();
+            kt.prims = new long[width];
+            kt.refs = new Object[width];
+        }
+        KernelContext own = ctx;
+        boolean finished = ScopedValue.where(KernelContext.CURRENT, own).where(BatchSequence.CURRENT, own.lane())
+            .call(() -> stepCompiled(kt, own));
+        current = null;
+        if (!finished) {
+            KernelThread next = handedOn;   // kt is suspended: this strand goes on with another thread, or idles
+            handedOn = null;
+            return next;
+        }
+        return kt.scheduler.finished(kt);
+    }
+
+    /**
+     * Runs {@code kt}'s steps until it finishes (true) or is suspended at a sync (false: what this strand runs next
+     * is in handedOn).
+     */
+    private boolean stepCompiled(KernelThread kt, KernelContext ctx) {
+        RegionCompiler.Compiled kernel = launch.compiled;
+        BlockScheduler scheduler = kt.scheduler;
+        try {
+            if (kt.pendingSync != null && !passedSync(kt)) {
+                return false;
+            }
+            int state = kt.resumeAt;
+            if (kt.pendingNode != null) {       // resumed at a wait: it calls the wait again
+                resumedFromWait(kt);
+                if (launch.aborted()) {
+                    state += RegionCompiler.UNWIND;
+                }
+            }
+            for (;;) {
+                int result = (int) kernel.step().invokeExact(launch.captured, ctx, kt.prims, kt.refs, 0, state);
+                if (result == RegionCompiler.RETURNED) {
+                    break;
+                }
+                if (result > kernel.syncs() + kernel.waits()) {
+                    kt.resumeAt = result;   // a loop head: the block's other threads run first, if any can
+                    if (!yielded(kt)) {
+                        return false;
+                    }
+                    state = result;
+                    continue;
+                }
+                if (result > kernel.syncs()) {  // suspended at a wait (its helper pushed its node: park)
+                    kt.resumeAt = result;
+                    kt.interruptedWhileSuspended = Thread.interrupted();
+                    KernelThread next = scheduler.suspend(kt);
+                    if (next != kt) {
+                        handedOn = next;
+                        return false;
+                    }
+                    kt.strand = this;           // it goes on here (a wake came first, or its wait takes its stack)
+                    resumedFromWait(kt);        // a wake came first: it calls the wait again at once
+                    if (kt.interruptedWhileSuspended) {
+                        kt.interruptedWhileSuspended = false;
+                        Thread.currentThread().interrupt();
+                    }
+                    state = result;
+                    continue;
+                }
+                SyncSite site = result <= kernel.blockSyncs() ? scheduler.block.syncThreads
+                    : scheduler.block.warps[kt.rank / Kernel.WARP_SIZE].sync;
+                kt.resumeAt = result;
+                kt.pendingSync = site;
+                kt.pendingRound = site.barrier().arrive(1);
+                if (!passedSync(kt)) {
+                    return false;
+                }
+                state = kt.resumeAt;
+            }
+        } catch (KernelAbortedException aborted) {
+            // the launch has already failed or hung; its report says why
+        } catch (Throwable t) {
+            launch.failed(kt, t);
+        }
+        kt.finish();
+        kt.prims = null;
+        kt.refs = null;
+        kt.context = null;
+        return true;
+    }
+
+    /**
+     * {@code kt} has run a loop long enough (RegionCompiler.YIELD_EVERY loop heads): it hands its turn on without a
+     * stack, so that a spin on a flag another thread of the block sets lets that thread run, as on strands a release
+     * of the turn would (BlockScheduler.watchTurn) but at once. Whether it goes on (no other thread can run).
+     */
+    private boolean yielded(KernelThread kt) {
+        kt.interruptedWhileSuspended = Thread.interrupted();
+        KernelThread next = kt.scheduler.yieldTurn(kt);
+        if (next == kt) {
+            kt.strand = this;
+            if (kt.interruptedWhileSuspended) {
+                kt.interruptedWhileSuspended = false;
+                Thread.currentThread().interrupt();
+            }
+            return true;
+        }
+        handedOn = next;
+        return false;
+    }
+
+    /** {@code kt} resumes at the wait it was suspended at: its node is no longer needed, and its wait has ended. */
+    private static void resumedFromWait(KernelThread kt) {
+        if (kt.pendingNode != null && !kt.pendingNode.isDetached()) {
+            kt.pendingNode.cancel();
+        }
+        kt.pendingNode = null;
+        kt.blockedIn(null);
+        kt.scheduler.waitEnded();
+    }
+
+    // Waits without a stack (RegionCompiler.isWait): the compiled wait calls its helper, which calls the wait with
+    // tryingWithoutStack set; where the wait would park, park pushes a node of the thread's own on the waitable and
+    // throws SUSPENSION, which the helper turns into false: the step then keeps the thread's locals and returns the
+    // wait's state, and the thread is suspended (stepCompiled). It resumes by calling the wait again.
+
+    /** Set by a wait helper around its wait: park suspends instead (confined to this strand). */
+    private boolean tryingWithoutStack;
+    /** Set by park as it suspends: the wait's end that follows (waitEnded) is not the thread's (confined). */
+    private boolean suspending;
+
+    /** What unwinds a wait that suspends its thread: made once, without a stack trace. */
+    private static final RuntimeException SUSPENSION = new RuntimeException("suspended without a stack", null,
+        false, false) {
+    };
+
+    /** {@code pipe.producerAcquire()} at a compiled wait: false when the thread is suspended (class data of step). */
+    static boolean producerAcquireWithoutStack(dev.jpipeline.Pipeline pipe) {
+        Strand s = suspendable();
+        if (s == null) {
+            pipe.producerAcquire();
+            return true;
+        }
+        s.tryingWithoutStack = true;
+        try {
+            pipe.producerAcquire();
+            return true;
+        } catch (RuntimeException e) {
+            if (e == SUSPENSION) {
+                return false;
+            }
+            throw e;
+        } finally {
+            s.tryingWithoutStack = false;
+        }
+    }
+
+    /** {@code pipe.consumerWait()} at a compiled wait: false when the thread is suspended (class data of step). */
+    static boolean consumerWaitWithoutStack(dev.jpipeline.Pipeline pipe) {
+        Strand s = suspendable();
+        if (s == null) {
+            pipe.consumerWait();
+            return true;
+        }
+        s.tryingWithoutStack = true;
+        try {
+            pipe.consumerWait();
+            return true;
+        } catch (RuntimeException e) {
+            if (e == SUSPENSION) {
+                return false;
+            }
+            throw e;
+        } finally {
+            s.tryingWithoutStack = false;
+        }
+    }
+
+    /** The strand of the compiled thread calling, when it may suspend at a wait (not once its block is released). */
+    private static Strand suspendable() {
+        if (!(ParkListener.current() instanceof Strand s) || s.launch.compiled == null || s.launch.plain
+            || s.current == null || s.current.scheduler.released()) {
+            return null;
+        }
+        if (s.current.waitWithStack) {
+            s.current.waitWithStack = false;    // this once (BlockScheduler.stacklessWaiterLocked)
+            return null;
+        }
+        return s;
+    }
+
+    /** What stepCompiled hands this strand when its thread is suspended: confined to this strand. */
+    private KernelThread handedOn;
+
+    /**
+     * Whether {@code kt} has passed its pending sync (its resumeAt is then the state behind the sync, plus UNWIND
+     * when the launch has been aborted); if not, it has been suspended, and handedOn holds what this strand runs
+     * next.
+     */
+    private boolean passedSync(KernelThread kt) {
+        KernelThread next = awaitSync(kt);
+        if (next == kt) {
+            return true;
+        }
+        handedOn = next;
+        return false;
+    }
+
+    /**
+     * {@code kt} has arrived at its pending sync: returns {@code kt} once the sync has completed (its state is then
+     * the one behind the sync, or that plus UNWIND when the launch has been aborted), else suspends it and returns
+     * what this strand runs next (null when nothing).
+     */
+    private KernelThread awaitSync(KernelThread kt) {
+        SyncSite site = kt.pendingSync;
+        dev.jpipeline.internal.PhaseBarrier barrier = site.barrier();
+        for (;;) {
+            boolean aborted = launch.aborted();
+            if (aborted || barrier.isComplete(kt.pendingRound)) {
+                if (aborted) {
+                    kt.resumeAt += RegionCompiler.UNWIND;  // it unwinds from the sync, as a wait of strands would
+                }
+                if (kt.pendingNode != null && !kt.pendingNode.isDetached()) {
+                    kt.pendingNode.cancel();
+                }
+                kt.pendingNode = null;
+                kt.pendingSync = null;
+                kt.blockedIn(null);
+                kt.scheduler.waitEnded();
+                return kt;
+            }
+            if (kt.pendingNode == null || kt.pendingNode.isDetached()) {
+                if (kt.stacklessWake == null) {
+                    kt.stacklessWake = new StacklessWake(kt);
+                }
+                kt.pendingNode = dev.jpipeline.internal.Waiter.stackless(kt.stacklessWake);
+                barrier.enqueue(kt.pendingNode);
+                continue;                       // polls again before it gives its stack up (Waiter: Dekker)
+            }
+            kt.blockedIn(site);
+            kt.interruptedWhileSuspended = Thread.interrupted();
+            KernelThread next = kt.scheduler.suspend(kt);
+            if (next != kt) {
+                return next;
+            }
+            kt.strand = this;
+            if (kt.interruptedWhileSuspended) { // a wake came first: it goes on with its own status
+                kt.interruptedWhileSuspended = false;
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** Wakes a thread suspended at a sync without a stack: the signal of its node on the sync's barrier. */
+    private record StacklessWake(KernelThread kt) implements ParkListener {
+        @Override
+        public void parking(Object site) {
+        }
+
+        @Override
+        public void unparked() {
+        }
+
+        @Override
+        public void wake(Thread thread) {
+            kt.scheduler.wake(kt);
+        }
+    }
+
+    /**
      * Lets through each warp of a compiled block whose lanes have all arrived at a {@code __syncwarp} (state
      * -(k + 1) with k past the block's __syncthreads points): they resume behind it in the next sweep. A lane that
      * has returned still counts, as on strands, so its warp stays (the round's end reports it).
@@ -311,6 +609,17 @@ final class Strand implements ParkListener, Runnable {
     @Override
     public void park(Object blocker, long limit, long deadline) {
         KernelThread kt = current;
+        if (tryingWithoutStack && blocker instanceof dev.jpipeline.internal.Waitable waitable
+            && deadline == dev.jpipeline.internal.Deadlines.NO_DEADLINE) {
+            tryingWithoutStack = false;
+            if (kt.stacklessWake == null) {
+                kt.stacklessWake = new StacklessWake(kt);
+            }
+            kt.pendingNode = dev.jpipeline.internal.Waiter.stackless(kt.stacklessWake);
+            waitable.enqueue(kt.pendingNode);   // a signal since the wait's own poll woke its node: kt's permit
+            suspending = true;
+            throw SUSPENSION;
+        }
         kt.scheduler.park(kt, blocker, kt.checked == null ? limit : deadline);   // checked: it orders every wake
     }
 
@@ -342,6 +651,10 @@ final class Strand implements ParkListener, Runnable {
     /** Its wait has ended: it runs again, which is progress for the launch. */
     @Override
     public void waitEnded() {
+        if (suspending) {
+            suspending = false;         // kt waits on, suspended: what it waits in stays for its hang report
+            return;
+        }
         KernelThread kt = current;
         kt.blockedIn(null);
         kt.scheduler.waitEnded();

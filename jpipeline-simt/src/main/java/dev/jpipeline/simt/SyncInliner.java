@@ -203,7 +203,8 @@ final class SyncInliner {
             return null;
         }
         MethodModel target = methods.get(invoke.name().stringValue() + invoke.type().stringValue());
-        if (target == null || !boundStatically(invoke, target) || !syncs(target, 0)) {
+        if (target == null || !boundStatically(invoke, target) || !syncs(target, 0)
+            || target.flags().has(AccessFlag.SYNCHRONIZED)) {   // its monitor: left as a call, which blocks
             return null;
         }
         if (depth + 1 > MAX_DEPTH) {
@@ -233,7 +234,8 @@ final class SyncInliner {
         syncs.put(key, false);                  // a recursion in progress counts as not syncing for now
         boolean found = false;
         for (CodeElement element : method.code().map(c -> c.elementList()).orElse(List.of())) {
-            if (RegionCompiler.isSync(element) || RegionCompiler.isWarpSync(element)) {
+            if (RegionCompiler.isSync(element) || RegionCompiler.isWarpSync(element)
+                || RegionCompiler.isWait(element)) {    // a wait a thread on the scheduler suspends at, too
                 found = true;
                 break;
             }

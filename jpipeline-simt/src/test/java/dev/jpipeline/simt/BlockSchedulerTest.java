@@ -68,13 +68,40 @@ class BlockSchedulerTest {
     @Test
     void aThreadThatBlocksKeepsAStrandOfItsOwn() {
         Set<Thread> strands = ConcurrentHashMap.newKeySet();
-        Kernel.launch(Dim3.of(1), Dim3.of(256), 0, ctx -> {
-            Thread before = Thread.currentThread();
-            ctx.syncThreads();
-            assertEquals(before, Thread.currentThread(), "a thread changed strands across __syncthreads");
-            strands.add(before);
+        CompiledOrStrands.onStrands(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(256), 0, ctx -> {
+                Thread before = Thread.currentThread();
+                ctx.syncThreads();
+                assertEquals(before, Thread.currentThread(), "a thread changed strands across __syncthreads");
+                strands.add(before);
+            });
+            return null;
         });
         assertEquals(256, strands.size(), "each of the 256 threads blocks (or trips the barrier) on its own strand");
+    }
+
+    /**
+     * Compiled on the scheduler (Thread.currentThread is unknown to the scan), a thread gives its stack up at
+     * __syncthreads: the block needs one strand, however many of its threads meet at the sync.
+     */
+    @Test
+    void compiledThreadsMeetAtASyncWithoutAStackEach() {
+        Set<Thread> strands = ConcurrentHashMap.newKeySet();
+        AtomicInteger after = new AtomicInteger();
+        KernelBody body = ctx -> {
+            addCurrentThread(strands);      // in a helper: the kernel's own code does not name the Java thread
+            ctx.syncThreads();
+            after.incrementAndGet();
+        };
+        org.junit.jupiter.api.Assumptions.assumeTrue(ResumptionScan.switchedOn(), "compilation is switched off");
+        assertTrue(ResumptionScan.scan(body).onScheduler(), ResumptionScan.scan(body).reason());
+        Kernel.launch(Dim3.of(1), Dim3.of(256), 0, body);
+        assertEquals(256, after.get());
+        assertEquals(1, strands.size(), "threads that only meet at a sync share one strand");
+    }
+
+    private static void addCurrentThread(Set<Thread> strands) {
+        strands.add(Thread.currentThread());
     }
 
     /** The order in which one block's threads pass the point after a barrier. */
