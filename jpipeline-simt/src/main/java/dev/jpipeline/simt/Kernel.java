@@ -16,7 +16,10 @@ import java.util.Objects;
  * {@code cudaDeviceSynchronize()}).
  *
  * <p>A kernel whose only waits are {@code syncThreads()} in its own body is compiled instead: each block runs as
- * loops over its threads between its syncs (see {@link #runs()} and the SIMT documentation, "Compiled kernels").
+ * loops over its threads between its syncs (see {@link #runs()} and the SIMT documentation, "Compiled kernels"). A
+ * kernel that also waits elsewhere (a pipeline, a barrier, a group) is compiled to run thread by thread on its
+ * block's scheduler: a thread gives its stack up at its syncs and at {@code producerAcquire} / {@code consumerWait},
+ * and may go on on another Java thread behind them (a kernel whose own method names the Java thread runs on strands).
  *
  * <p>Two consequences for device code. A thread that waits for another thread of its own block by spinning on
  * memory, or in a JDK wait ({@code Thread.sleep}, a lock, a queue), keeps the block's turn for a while: a compiled
