@@ -83,6 +83,42 @@ public class CheckedLaunchBenchmark {
         return last;
     }
 
+    /**
+     * A block-wide inclusive scan (Hillis-Steele) through shared memory with the context's accessors and
+     * {@code __syncthreads} twice per step: a kernel whose every scheduling point is an accessor or a sync, with no
+     * pipeline to make.
+     */
+    private float scan() {
+        int n = threads;
+        Kernel.launch(Dim3.of(1), Dim3.of(n), 4L * n, ctx -> {
+            MemorySegment data = ctx.dynamicShared();
+            int t = ctx.threadRank();
+            ctx.storeFloat(data, t, 1f);
+            ctx.syncThreads();
+            for (int offset = 1; offset < n; offset *= 2) {
+                float add = t >= offset ? ctx.loadFloat(data, t - offset) : 0f;
+                ctx.syncThreads();
+                ctx.storeFloat(data, t, ctx.loadFloat(data, t) + add);
+                ctx.syncThreads();
+            }
+            out[t] = ctx.loadFloat(data, t);
+        });
+        float last = out[n - 1];
+        if (last != n) {
+            throw new AssertionError("wrong scan " + last);
+        }
+        return last;
+    }
+
+    @Benchmark
+    public float checkedScan() {
+        Outcome<Float> o = CheckedExecution.replay(Schedule.of(seed++), this::scan);
+        if (o.finding() != null) {
+            throw new AssertionError(o.finding().report());
+        }
+        return o.result();
+    }
+
     @Benchmark
     public float normalLaunch() {
         return stream();

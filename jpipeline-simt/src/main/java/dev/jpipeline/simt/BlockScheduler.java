@@ -328,6 +328,31 @@ final class BlockScheduler implements HangDetector.Participant {
      * thread, or land a copy, before {@code kt} goes on. Without another candidate it returns at once.
      */
     void yieldPoint(KernelThread kt, String what) {
+        if (kt.yieldDecided) {
+            kt.yieldDecided = false;        // a compiled scheduling point decided before the call (yieldStackless)
+            return;
+        }
+        if (kt.deferring) {
+            String pending = kt.deferredYield;
+            kt.deferredYield = what;        // decided behind the call (Strand.deferredPoint)
+            if (pending == null) {
+                return;
+            }
+            what = pending;                 // a second: the first is decided now, with the stack
+        }
+        yieldPointNow(kt, what);
+    }
+
+    /** Under checked execution: a deferred scheduling point of {@code kt} is decided now, before it waits. */
+    void flushDeferred(KernelThread kt) {
+        String pending = kt.deferredYield;
+        if (pending != null) {
+            kt.deferredYield = null;
+            yieldPointNow(kt, pending);
+        }
+    }
+
+    private void yieldPointNow(KernelThread kt, String what) {
         KernelThread next;
         synchronized (this) {
             if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
@@ -344,6 +369,38 @@ final class BlockScheduler implements HangDetector.Participant {
             awaitTurn(kt, this, Deadlines.NO_DEADLINE);
         }
         launch.monitor.checkAborted();
+    }
+
+    /**
+     * Under checked execution, a compiled scheduling point of {@code kt}, the holder, before its call: the session
+     * decides as at {@link #yieldPoint}, and a thread it switches from waits for the turn without a stack (it
+     * resumes behind the decision). Either way the decision is spent: kt.yieldDecided, so that the call's own
+     * scheduling point passes.
+     *
+     * @return {@code kt} when it goes on; else the thread that holds the turn now, which the caller runs (its
+     *         strand unparked, or on the caller's strand) once kt's frame is kept
+     */
+    KernelThread yieldStackless(KernelThread kt, String what) {
+        return yieldStackless(kt, what, true);
+    }
+
+    /** As {@link #yieldStackless(KernelThread, String)}; {@code beforeCall}: whether a call's own point follows. */
+    KernelThread yieldStackless(KernelThread kt, String what, boolean beforeCall) {
+        KernelThread next;
+        synchronized (this) {
+            kt.yieldDecided = beforeCall;
+            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
+                return kt;
+            }
+            kt.strand = null;
+            enqueueReady(kt);
+            next = passTurn();
+            if (next == kt) {
+                return kt;
+            }
+            checked.session.trace(kt, " at ", what, " -> ", next);
+        }
+        return next;                        // not run yet: kt's step has not kept its frame (Strand runs it after)
     }
 
     /**
@@ -593,7 +650,8 @@ final class BlockScheduler implements HangDetector.Participant {
     /** Under the lock: {@code kt} waits for the turn, behind the threads already ready. */
     private void enqueueReady(KernelThread kt) {
         kt.state = KernelThread.READY;
-        ready[(readyHead + readyCount++) % ready.length] = kt;
+        int at = readyHead + readyCount++;
+        ready[at >= ready.length ? at - ready.length : at] = kt;
     }
 
     /**
@@ -702,13 +760,24 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     private KernelThread takeReady(int index) {
-        int n = ready.length;
-        KernelThread kt = ready[(readyHead + index) % n];
-        for (int i = index; i > 0; i--) {           // close the gap from the front: O(1) for the oldest
-            ready[(readyHead + i) % n] = ready[(readyHead + i - 1) % n];
+        KernelThread[] q = ready;
+        int n = q.length;
+        int at = readyHead + index;
+        at = at >= n ? at - n : at;
+        KernelThread kt = q[at];
+        // close the gap from the front, O(1) for the oldest: entries [head, at) move one place back, in at most
+        // two block copies (a checked schedule takes at random indices: element by element, each store's card
+        // mark made the shift the costliest step of a schedule)
+        int head = readyHead;
+        if (at >= head) {
+            System.arraycopy(q, head, q, head + 1, at - head);
+        } else {
+            System.arraycopy(q, 0, q, 1, at);
+            q[0] = q[n - 1];
+            System.arraycopy(q, head, q, head + 1, n - 1 - head);
         }
-        ready[readyHead] = null;
-        readyHead = (readyHead + 1) % n;
+        q[readyHead] = null;
+        readyHead = readyHead + 1 == n ? 0 : readyHead + 1;
         readyCount--;
         return kt;
     }

@@ -49,7 +49,20 @@ final class KernelThread implements LogicalThread {
     /** The sync it is suspended at (its barrier and round), or null; its node on the barrier's waiters, or null. */
     SyncSite pendingSync;
     int pendingRound;
+    /** Whether it has arrived at pendingSync's barrier (under checked execution it decides first). */
+    boolean syncArrived;
     dev.jpipeline.internal.Waiter pendingNode;
+    /**
+     * Under checked execution: the decision of its next scheduling point has been made already (a compiled
+     * scheduling point decided before its call, or it resumed behind one): BlockScheduler.yieldPoint passes once.
+     */
+    boolean yieldDecided;
+    /**
+     * Under checked execution, inside a compiled deferring call (RegionCompiler.isDeferringCall): its scheduling
+     * points after the first are decided behind the call; deferredYield names the one pending, or is null.
+     */
+    boolean deferring;
+    String deferredYield;
     /** Set by its scheduler as the block would go idle: its next wait keeps its stack (stacklessWaiterLocked). */
     boolean waitWithStack;
     /** Its interrupt status when it gave its stack up: set again when it resumes. */

@@ -112,14 +112,16 @@ final class Launch {
                 + "a cooperative launch (" + grid + " x " + block + ") cannot run checked");
         }
         this.checked = session == null ? null : new CheckedLaunch(session, this);
-        if (checked != null) {
+        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
+        // checked: the variant whose scheduling points hand the turn on without a stack, run on the scheduler
+        RegionCompiler.Compiled chosen = checked == null ? verdict.compiled() : verdict.checkedCompiled();
+        if (checked != null && chosen == null) {
             ResumptionScan.checkedLaunch();
         }
-        ResumptionScan.Verdict verdict = checked == null ? ResumptionScan.scan(body) : null;
-        Object[] values = verdict == null || verdict.compiled() == null ? null : ResumptionScan.captured(body, verdict);
-        this.compiled = values == null ? null : verdict.compiled();
+        Object[] values = chosen == null ? null : ResumptionScan.captured(body, verdict);
+        this.compiled = values == null ? null : chosen;
         this.captured = values;
-        this.plain = compiled != null && !verdict.onScheduler() || verdict != null && verdict.plain();
+        this.plain = checked == null && (compiled != null && !verdict.onScheduler() || verdict.plain());
         this.threadIndex = threadIndices(block);
         int slots = cooperative ? blocks : checked != null ? 1
             : Math.min(blocks, Math.max(1, Runtime.getRuntime().availableProcessors()));

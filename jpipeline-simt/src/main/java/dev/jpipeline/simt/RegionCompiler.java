@@ -84,9 +84,29 @@ final class RegionCompiler {
      * @param waits      the pipeline waits a thread may suspend at without a stack (isWait): states
      *                   syncs+1..syncs+waits, then the yields follow (only a kernel run on the scheduler has them:
      *                   Strand.runCompiledThread)
+     * @param schedulingPoints in the variant for checked execution only (compile's {@code checked}): the accessor
+     *                   and pipeline calls where a thread may hand the turn on without a stack (isSchedulingPoint),
+     *                   states syncs+waits+1..; that variant has no loop-head yields (a checked schedule orders
+     *                   threads only at scheduling points, as on strands)
+     * @param lines      the kernel's method, then where each resumption point is (pointLines)
+     * @param sites      checked execution's sync sites by state, made on first use (site)
      */
     record Compiled(MethodHandle region, MethodHandle step, int width, int syncs, int yields, int blockSyncs,
-                    int waits) {
+                    int waits, int schedulingPoints, List<String> lines, CheckedLaunch.Site[] sites) {
+
+        /**
+         * Where the sync of state {@code state} (1..syncs) is, as checked execution's sync checks name a call site:
+         * the kernel's method and the sync's number (two syncs are two sites, as two call sites are on strands),
+         * shown by method, file and line.
+         */
+        CheckedLaunch.Site site(int state) {
+            CheckedLaunch.Site site = sites[state];
+            if (site == null) {     // racy and benign: two make equal sites
+                site = new CheckedLaunch.Site("compiled sync " + state + " of " + lines.get(0), lines.get(state));
+                sites[state] = site;
+            }
+            return site;
+        }
     }
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
@@ -167,6 +187,28 @@ final class RegionCompiler {
     private static final List<MethodHandle> WAIT_HANDLES;
     /** Class data index of the first wait helper: after bind, aborted, abortedAtSync, addFrame, initialize. */
     private static final int FIRST_WAIT_DATA = 5;
+    /** Strand.schedulingPoint and schedulingPointPassed: class data after the wait helpers. */
+    private static final List<MethodHandle> POINT_HANDLES;
+    private static final DynamicConstantDesc<MethodHandle> POINT = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 7);
+    private static final DynamicConstantDesc<MethodHandle> POINT_PASSED = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 8);
+    private static final MethodTypeDesc POINT_TYPE = MethodTypeDesc.of(ConstantDescs.CD_boolean, CD_KERNEL_CONTEXT,
+        ConstantDescs.CD_String);
+    private static final DynamicConstantDesc<MethodHandle> DEFERRING_POINT = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 9);
+    private static final DynamicConstantDesc<MethodHandle> DEFERRED_POINT = DynamicConstantDesc.ofNamed(
+        ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 10);
+    private static final MethodTypeDesc DEFERRED_TYPE = MethodTypeDesc.of(ConstantDescs.CD_boolean,
+        CD_KERNEL_CONTEXT);
+    private static final MethodTypeDesc POINT_PASSED_TYPE = MethodTypeDesc.of(ConstantDescs.CD_void,
+        CD_KERNEL_CONTEXT);
+    /** The accessors that are scheduling points under checked execution (CheckedLaunch.load, store). */
+    private static final java.util.Set<String> ACCESSORS = java.util.Set.of("loadFloat", "storeFloat", "loadInt",
+        "storeInt");
+    /** The pipeline operations whose first act is a scheduling point (PipelineHandle.checkOwner). */
+    private static final java.util.Set<String> PIPELINE_POINTS = java.util.Set.of("producerAcquire",
+        "producerCommit", "consumerWait", "consumerRelease");
 
     static {
         try {
@@ -180,6 +222,15 @@ final class RegionCompiler {
             WAIT_HANDLES = List.of(
                 own.findStatic(Strand.class, "producerAcquireWithoutStack", WAIT_METHOD_TYPE),
                 own.findStatic(Strand.class, "consumerWaitWithoutStack", WAIT_METHOD_TYPE));
+            POINT_HANDLES = List.of(
+                own.findStatic(Strand.class, "schedulingPoint", MethodType.methodType(boolean.class,
+                    KernelContext.class, String.class)),
+                own.findStatic(Strand.class, "schedulingPointPassed", MethodType.methodType(void.class,
+                    KernelContext.class)),
+                own.findStatic(Strand.class, "deferringPoint", MethodType.methodType(boolean.class,
+                    KernelContext.class, String.class)),
+                own.findStatic(Strand.class, "deferredPoint", MethodType.methodType(boolean.class,
+                    KernelContext.class)));
             ADD_FRAME_HANDLE = own.findStatic(KernelFrames.class, "add", MethodType.methodType(void.class,
                 String.class, String.class, String.class, Throwable.class, int.class));
             ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
@@ -202,6 +253,14 @@ final class RegionCompiler {
      * @throws Refusal where the code is beyond this compiler, saying why
      */
     static Compiled compile(Class<?> host, ClassModel model, MethodModel method) throws Refusal {
+        return compile(host, model, method, false);
+    }
+
+    /**
+     * Compiles {@code method} of {@code host}, for checked execution when {@code checked}: then each scheduling
+     * point of its method (isSchedulingPoint) is a point where its thread may hand the turn on without a stack.
+     */
+    static Compiled compile(Class<?> host, ClassModel model, MethodModel method, boolean checked) throws Refusal {
         boolean isStatic = method.flags().has(AccessFlag.STATIC);
         MethodTypeDesc type = method.methodTypeSymbol();
         String where = host.getName() + "." + method.methodName().stringValue();
@@ -229,10 +288,13 @@ final class RegionCompiler {
         List<CodeElement> elements = code.elementList();
         java.util.Set<Integer> loopHeads = loopHeads(code, elements);
         Map<Integer, Integer> waitLoads = waitLoads(elements);
+        Map<Integer, Integer> afterCalls = checked ? afterCalls(elements) : Map.of();   // call -> next instruction
+        java.util.Set<Integer> afterNext = new java.util.HashSet<>(afterCalls.values());
         Map<Integer, State> syncs;
         try {
             syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
-                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i) || waitLoads.containsKey(i));
+                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i) || waitLoads.containsKey(i)
+                    || checked && isSchedulingPoint(e) || afterNext.contains(i));
         } catch (IllegalArgumentException e) {
             throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
         }
@@ -240,7 +302,7 @@ final class RegionCompiler {
         List<Integer> yields = new ArrayList<>();
         List<Integer> warpSyncs = new ArrayList<>();
         for (int i = 0; i < elements.size(); i++) {
-            if (loopHeads.contains(i) && syncs.containsKey(i) && syncs.get(i).stack().isEmpty()
+            if (!checked && loopHeads.contains(i) && syncs.containsKey(i) && syncs.get(i).stack().isEmpty()
                 && java.util.Arrays.stream(syncs.get(i).locals()).noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
                 yields.add(i);                  // a loop's head with nothing on the stack: a yield point
             }
@@ -274,6 +336,27 @@ final class RegionCompiler {
             }
         }
         int waitCount = order.size() - syncCount;
+        int stackCells = 0;                     // frame cells for the operand stack at a scheduling point
+        Map<Integer, Integer> afterPoints = new java.util.HashMap<>();  // a point behind a call -> the call
+        if (checked) {
+            for (int i = 0; i < elements.size(); i++) {
+                State state = syncs.get(i);
+                if (isSchedulingPoint(elements.get(i)) && state != null && state.stack().stream()
+                    .noneMatch(v -> v.kind() == Kind.UNINITIALIZED) && java.util.Arrays.stream(state.locals())
+                    .noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
+                    order.add(i);               // else its call hands the turn on with its stack, as on strands
+                    stackCells = Math.max(stackCells, cells(state));
+                    Integer next = afterCalls.get(i);
+                    State after = next == null ? null : syncs.get(next);
+                    if (after != null && after.stack().stream().noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
+                        order.add(next);        // its deferred scheduling point, behind the call
+                        afterPoints.put(next, i);
+                        stackCells = Math.max(stackCells, cells(after));
+                    }
+                }
+            }
+        }
+        int pointCount = order.size() - syncCount - waitCount;
         order.addAll(yields);                   // then the loop heads
         boolean[] kept = parametersNeverStored(code, isStatic, type);
         for (int k = 0; k < order.size(); k++) {
@@ -298,8 +381,8 @@ final class RegionCompiler {
                 }
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
-                        hostIsInterface, syncs, order, syncCount, waitCount, waitInvokes, code.maxLocals(),
-                        where)));
+                        hostIsInterface, syncs, order, syncCount, waitCount, pointCount, waitInvokes, afterPoints,
+                        code.maxLocals(), where)));
                 if (isStatic) {
                     cb.withField(HOST_READY, ConstantDescs.CD_boolean, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE);
                 }
@@ -329,18 +412,45 @@ final class RegionCompiler {
                 CLASS_DATA.get(2), addFrame, !isStatic ? MethodHandles.empty(MethodType.methodType(void.class))
                     : MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host))));
             classData.addAll(WAIT_HANDLES);
+            classData.addAll(POINT_HANDLES);
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
             MethodHandle step = hidden.findStatic(hidden.lookupClass(), "step", STEP_METHOD_TYPE);
-            return new Compiled(region, step, code.maxLocals(), syncCount, order.size() - syncCount - waitCount,
-                blockSyncCount, waitCount);
+            int width = pointCount == 0 ? code.maxLocals() : StepTransform.temps(code.maxLocals()) + stackCells;
+            List<String> lines = pointLines(host, method, sourceFile, elements, order);
+            return new Compiled(region, step, width, syncCount, order.size() - syncCount - waitCount - pointCount,
+                blockSyncCount, waitCount, pointCount, lines, new CheckedLaunch.Site[lines.size()]);
         } catch (IllegalAccessException e) {
             throw new Refusal("its class " + host.getName() + " is not open to dev.jpipeline.simt for defining "
                 + "code beside it (" + e.getMessage() + ")");
         } catch (ReflectiveOperationException | LinkageError | IllegalArgumentException e) {
             throw new Refusal("the regions of " + where + " did not load: " + e);
         }
+    }
+
+    /**
+     * The kernel's method by name (first), then where each resumption point is, by state (1, 2, ...):
+     * {@code Owner.method(File.java:line)}, the line of the instruction the point is at.
+     */
+    private static List<String> pointLines(Class<?> host, MethodModel method, String sourceFile,
+                                           List<CodeElement> elements, List<Integer> order) {
+        String owner = host.getName().substring(host.getName().lastIndexOf('.') + 1);
+        String name = owner + "." + method.methodName().stringValue();
+        int[] lineAt = new int[elements.size()];
+        int line = -1;
+        for (int i = 0; i < elements.size(); i++) {
+            if (elements.get(i) instanceof java.lang.classfile.instruction.LineNumber number) {
+                line = number.line();
+            }
+            lineAt[i] = line;
+        }
+        List<String> lines = new ArrayList<>();
+        lines.add(host.getName() + "." + method.methodName().stringValue() + method.methodType().stringValue());
+        for (int index : order) {
+            lines.add(name + "(" + (sourceFile == null ? "?" : sourceFile) + ":" + lineAt[index] + ")");
+        }
+        return List.copyOf(lines);
     }
 
     /** Resolves the classes M's code names, for the stack maps: the JDK's, then through host's loader. */
@@ -432,6 +542,71 @@ final class RegionCompiler {
             && WAIT_NAMES.contains(invoke.name().stringValue());
     }
 
+    /** The frame cells the operand stack of {@code state} takes (a long or double two). */
+    private static int cells(State state) {
+        int cells = 0;
+        for (VType v : state.stack()) {
+            cells += v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+        }
+        return cells;
+    }
+
+    /**
+     * A pipeline's memcpyAsync, whose scheduling points are two: its first act (the handle's, as every pipeline
+     * operation's) and, once its copy is issued, another (CheckedLaunch.issue). The compiled call decides the first
+     * before it and defers the second behind it (KernelThread.deferring): what the call does between them is the
+     * thread's own (it checks its arguments, marks and issues its copy), so deciding it on return orders the threads
+     * as strands do.
+     */
+    static boolean isDeferringCall(CodeElement element) {
+        return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKESTATIC
+            && invoke.owner().asInternalName().equals("dev/jpipeline/MemcpyAsync")
+            && invoke.name().equalsString("memcpyAsync")
+            && invoke.type().stringValue().endsWith("Ldev/jpipeline/Pipeline;)Ldev/jpipeline/AsyncContractFulfillment;");
+    }
+
+    /** Each deferring call's index and the index of the instruction behind it (where its second point is). */
+    private static Map<Integer, Integer> afterCalls(List<CodeElement> elements) {
+        Map<Integer, Integer> after = new java.util.HashMap<>();
+        for (int i = 0; i < elements.size(); i++) {
+            if (isDeferringCall(elements.get(i))) {
+                int j = i + 1;
+                while (j < elements.size() && !(elements.get(j) instanceof java.lang.classfile.Instruction)) {
+                    if (elements.get(j) instanceof Label) {
+                        j = elements.size();    // a branch target: no point there
+                    }
+                    j++;
+                }
+                if (j < elements.size()) {
+                    after.put(i, j);
+                }
+            }
+        }
+        return after;
+    }
+
+    /** A scheduling point's name in checked execution's trace, as the call's own scheduling point gives it. */
+    private static String traceName(String method) {
+        return switch (method) {
+            case "loadFloat", "loadInt" -> "load";
+            case "storeFloat", "storeInt" -> "store";
+            default -> method.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
+        };
+    }
+
+    /**
+     * Under checked execution, a call whose first act is a scheduling point (BlockScheduler.yieldPoint): an accessor
+     * of shared or global memory, or a pipeline operation of a handle. The compiled call decides first, and may hand
+     * the turn on without a stack; the call's own scheduling point is then passed (KernelThread.yieldDecided).
+     */
+    static boolean isSchedulingPoint(CodeElement element) {
+        return isDeferringCall(element) || element instanceof InvokeInstruction invoke
+            && invoke.opcode() == Opcode.INVOKEVIRTUAL
+            && (invoke.owner().asSymbol().equals(CD_KERNEL_CONTEXT) && ACCESSORS.contains(invoke.name().stringValue())
+                || invoke.owner().asInternalName().equals("dev/jpipeline/Pipeline") && invoke.type().equalsString("()V")
+                    && PIPELINE_POINTS.contains(invoke.name().stringValue()));
+    }
+
     /**
      * The waits (isWait) whose receiver a local variable gives, just before the call (aload, with no label between:
      * nothing jumps in): by the index of that load, where the thread resumes (it loads the receiver again), the index
@@ -505,15 +680,34 @@ final class RegionCompiler {
         private final Map<Integer, Integer> syncAt = new java.util.HashMap<>();
         private final Map<Integer, Integer> waitAt = new java.util.HashMap<>();
         private final Map<Integer, Integer> yieldAt = new java.util.HashMap<>();
+        private final Map<Integer, Integer> pointAt = new java.util.HashMap<>();
+        /** A deferring call's point behind it, by the call's index. */
+        private final Map<Integer, Integer> afterAt = new java.util.HashMap<>();
+        private final int pointCount;
+        private final int firstPoint;
+        /** The first slot (of M's numbering) of the temporaries that keep the operand stack at a scheduling point. */
+        private final int tempBase;
+        /** Where each scheduling point's call is, to jump to behind its decision. */
+        private final Map<Integer, Label> pointCall = new java.util.HashMap<>();
         /** A wait's call, by index: the index of its receiver's load (its point). */
         private final Map<Integer, Integer> waitInvokes;
 
         StepTransform(MethodTypeDesc type, boolean isStatic, ClassDesc owner, boolean ownerIsInterface,
-                      Map<Integer, State> syncs, List<Integer> order, int syncCount, int waitCount,
-                      Map<Integer, Integer> waitInvokes, int maxLocals, String where) {
+                      Map<Integer, State> syncs, List<Integer> order, int syncCount, int waitCount, int pointCount,
+                      Map<Integer, Integer> waitInvokes, Map<Integer, Integer> afterPoints, int maxLocals,
+                      String where) {
             for (int k = 0; k < order.size(); k++) {
-                (k < syncCount ? syncAt : k < syncCount + waitCount ? waitAt : yieldAt).put(order.get(k), k);
+                if (k >= syncCount + waitCount && k < syncCount + waitCount + pointCount
+                    && afterPoints.containsKey(order.get(k))) {
+                    afterAt.put(afterPoints.get(order.get(k)), k);     // keyed by its call
+                    continue;
+                }
+                (k < syncCount ? syncAt : k < syncCount + waitCount ? waitAt
+                    : k < syncCount + waitCount + pointCount ? pointAt : yieldAt).put(order.get(k), k);
             }
+            this.pointCount = pointCount;
+            this.firstPoint = syncCount + waitCount;
+            this.tempBase = temps(maxLocals);
             this.waitInvokes = waitInvokes;
             this.syncCount = syncCount;
             this.counter = SHIFT + maxLocals;
@@ -528,6 +722,23 @@ final class RegionCompiler {
             this.order = order;
             this.where = where;
             this.resume = new Label[order.size()];
+        }
+
+        /** The first temporary slot (of M's numbering): past M's locals and step's own four. */
+        static int temps(int maxLocals) {
+            return maxLocals + 4;
+        }
+
+        /** The operand stack at a scheduling point kept in temporaries: their types, slot by slot from tempBase. */
+        private VType[] stackAsLocals(List<VType> stack) {
+            List<VType> slots = new ArrayList<>();
+            for (VType v : stack) {
+                slots.add(v);
+                if (v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE) {
+                    slots.add(VType.TOP);
+                }
+            }
+            return slots.toArray(VType[]::new);
         }
 
         @Override
@@ -569,7 +780,7 @@ final class RegionCompiler {
                 cases.add(java.lang.classfile.instruction.SwitchCase.of(k + 1, restore[k]));
             }
             Label bad = b.newLabel();
-            if (syncCount + waitAt.size() > 0) {    // a state past UNWIND: resume at the point by unwinding
+            if (syncCount + waitAt.size() + pointCount > 0) {   // past UNWIND: resume there by unwinding
                 Label normal = b.newLabel();
                 Label dispatch = b.newLabel();
                 b.iload(STATE).loadConstant(UNWIND).if_icmplt(normal);
@@ -588,6 +799,12 @@ final class RegionCompiler {
                 VType[] locals = syncs.get(order.get(k)).locals();
                 for (int s = 0; s < locals.length; s++) {
                     restoreLocal(b, locals[s], s);
+                }
+                if (k >= firstPoint && k < firstPoint + pointCount) {
+                    VType[] temps = stackAsLocals(syncs.get(order.get(k)).stack());
+                    for (int s = 0; s < temps.length; s++) {
+                        restoreLocal(b, temps[s], tempBase + s);
+                    }
                 }
                 b.goto_(resume[k]);
             }
@@ -632,6 +849,11 @@ final class RegionCompiler {
                 b.labelBinding(resume[waitPoint]);
                 unwindHere(b);
             }
+            Integer schedulingPoint = pointAt.get(i);
+            if (schedulingPoint != null) {      // checked: decide first, and hand the turn on without a stack
+                schedulingPoint(b, i, schedulingPoint, traceName(((InvokeInstruction) element).name().stringValue()),
+                    afterAt.containsKey(i) ? DEFERRING_POINT : POINT);
+            }
             Integer waitLoad = waitInvokes.get(i);
             if (waitLoad != null) {             // the wait, through its helper: false when the thread is suspended
                 InvokeInstruction invoke = (InvokeInstruction) element;
@@ -646,6 +868,9 @@ final class RegionCompiler {
                 }
                 b.loadConstant(k + 1).ireturn();
                 b.labelBinding(go);
+                if (schedulingPoint != null) {
+                    pointPassed(b);
+                }
                 return;
             }
             Integer syncPoint = syncAt.get(i);
@@ -689,6 +914,96 @@ final class RegionCompiler {
                 case Attribute<?> ignored -> { }
                 default -> b.with(element);
             }
+            if (schedulingPoint != null) {
+                pointPassed(b);
+            }
+            Integer after = afterAt.get(i);
+            if (after != null) {                // the call's deferred scheduling point
+                deferredPoint(b, after);
+            }
+        }
+
+        /**
+         * Behind a deferring call (point {@code k}): its deferred decision, which may hand the turn on without a
+         * stack, the operand stack (the call's result) kept as at a point before a call.
+         */
+        private void deferredPoint(CodeBuilder b, int k) {
+            Label go = b.newLabel();
+            b.ldc(DEFERRED_POINT).aload(CONTEXT)
+                .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", DEFERRED_TYPE).ifne(go);
+            keepAndReturn(b, syncs.get(order.get(k)), k);
+            b.labelBinding(go);
+        }
+
+        /**
+         * A scheduling point's decision before its call (element {@code i}, point {@code k}): the operand stack
+         * goes into temporaries, then with the locals into the frame, and the step returns k + 1 when the thread
+         * hands the turn on; it resumes behind the decision with the stack pushed back.
+         */
+        private void schedulingPoint(CodeBuilder b, int i, int k, String what,
+                                     DynamicConstantDesc<MethodHandle> helper) {
+            Label call = b.newLabel();
+            b.ldc(helper).aload(CONTEXT).ldc(what)
+                .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", POINT_TYPE).ifne(call);
+            keepAndReturn(b, syncs.get(i), k);
+            b.labelBinding(call);
+        }
+
+        /**
+         * Keeps the operand stack (in temporaries) and the locals of {@code state} in the frame and returns k + 1;
+         * then, where the thread resumes (resume[k]), pushes the stack back.
+         */
+        private void keepAndReturn(CodeBuilder b, State state, int k) {
+            VType[] temps = stackAsLocals(state.stack());
+            List<VType> stack = state.stack();
+            int slot = temps.length;
+            for (int j = stack.size() - 1; j >= 0; j--) {
+                VType v = stack.get(j);
+                slot -= v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+                storeTemp(b, v, SHIFT + tempBase + slot);
+            }
+            VType[] locals = state.locals();
+            for (int s = 0; s < locals.length; s++) {
+                spillLocal(b, locals[s], s);
+            }
+            for (int s = 0; s < temps.length; s++) {
+                spillLocal(b, temps[s], tempBase + s);
+            }
+            b.loadConstant(k + 1).ireturn();
+            b.labelBinding(resume[k]);
+            unwindHere(b);
+            slot = 0;
+            for (VType v : stack) {
+                loadTemp(b, v, SHIFT + tempBase + slot);
+                slot += v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+            }
+        }
+
+        private static void storeTemp(CodeBuilder b, VType v, int local) {
+            switch (v.kind()) {
+                case INT -> b.istore(local);
+                case FLOAT -> b.fstore(local);
+                case LONG -> b.lstore(local);
+                case DOUBLE -> b.dstore(local);
+                default -> b.astore(local);     // a reference or null
+            }
+        }
+
+        private static void loadTemp(CodeBuilder b, VType v, int local) {
+            switch (v.kind()) {
+                case INT -> b.iload(local);
+                case FLOAT -> b.fload(local);
+                case LONG -> b.lload(local);
+                case DOUBLE -> b.dload(local);
+                case NULL -> b.aconst_null();
+                default -> b.aload(local);
+            }
+        }
+
+        /** Behind a scheduling point's call: its decision is spent, whether the call used it or not. */
+        private static void pointPassed(CodeBuilder b) {
+            b.ldc(POINT_PASSED).aload(CONTEXT)
+                .invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact", POINT_PASSED_TYPE);
         }
 
         /** At a resumption point: a thread resumed by unwinding (state past UNWIND) throws KernelAbortedException. */

@@ -195,13 +195,46 @@ final class ResumptionScan {
      *                 helper, unknown code: Strand.runCompiledThread), rather than as a loop over each block
      */
     record Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal,
-                   boolean onScheduler) {
+                   boolean onScheduler, CheckedVariant checked) {
         Verdict(boolean plain, String reason) {
-            this(plain, reason, null, false, null, false);
+            this(plain, reason, null, false, null, false, null);
         }
 
-        Verdict(boolean plain, String reason, RegionCompiler.Compiled compiled, boolean lambda, String refusal) {
-            this(plain, reason, compiled, lambda, refusal, false);
+        /**
+         * The kernel compiled for checked execution (RegionCompiler.compile with checked), made on first use, or
+         * null where it runs uncompiled (on strands) under checked execution.
+         */
+        RegionCompiler.Compiled checkedCompiled() {
+            return compiled == null || checked == null ? null : checked.get();
+        }
+    }
+
+    /** The code a compiled kernel was made from, for its variant for checked execution, compiled once when asked. */
+    static final class CheckedVariant {
+        private final Class<?> host;
+        private final ClassModel model;
+        private final MethodModel method;
+        /** The variant, or null until made; a refusal leaves it null for good (refused). Racy: both compile alike. */
+        private volatile RegionCompiler.Compiled compiled;
+        private volatile boolean refused;
+
+        CheckedVariant(Class<?> host, ClassModel model, MethodModel method) {
+            this.host = host;
+            this.model = model;
+            this.method = method;
+        }
+
+        RegionCompiler.Compiled get() {
+            RegionCompiler.Compiled c = compiled;
+            if (c == null && !refused) {
+                try {
+                    c = RegionCompiler.compile(host, model, method, true);
+                    compiled = c;
+                } catch (RegionCompiler.Refusal refusal) {
+                    refused = true;
+                }
+            }
+            return c;
         }
     }
 
@@ -263,11 +296,15 @@ final class ResumptionScan {
     private static final java.util.concurrent.atomic.AtomicBoolean SAID_CHECKED =
         new java.util.concurrent.atomic.AtomicBoolean();
 
-    /** A checked launch runs on strands: says so once per JVM (checked execution does not run compiled code yet). */
+    /**
+     * A checked launch of a kernel that is not compiled runs on strands: its reason was given with the kernel's
+     * verdict; says once per JVM that checked execution follows it (a kernel compiled unchecked is compiled checked
+     * too, with a scheduling point at each accessor and pipeline operation of its method).
+     */
     static void checkedLaunch() {
         if (!SAID_CHECKED.getAndSet(true)) {
-            fellBack("every kernel launched under checked execution", "on strands", "checked execution orders every "
-                + "memory access and pipeline operation of each thread, which compiled code does not yet");
+            fellBack("a kernel launched under checked execution that is not compiled", "on strands", "checked "
+                + "execution runs a kernel as unchecked launches do: compiled where it compiles, else on strands");
         }
     }
 
@@ -455,12 +492,13 @@ final class ResumptionScan {
             if (scan.syncInHelper) {
                 SyncInliner.Inlined inlined = SyncInliner.inline(code.type, code.model, method);
                 return new Verdict(false, scan.firstSync, RegionCompiler.compile(code.type, inlined.model(),
-                    inlined.method()), lambda, null);
+                    inlined.method()), lambda, null, false, new CheckedVariant(code.type, inlined.model(),
+                    inlined.method()));
             }
             return new Verdict(plain, scan.firstSync, RegionCompiler.compile(code.type, code.model, method), lambda,
-                null);
+                null, false, new CheckedVariant(code.type, code.model, method));
         } catch (RegionCompiler.Refusal refusal) {
-            return plain ? new Verdict(true, null, null, lambda, refusal.getMessage())
+            return plain ? new Verdict(true, null, null, lambda, refusal.getMessage(), false, null)
                 : new Verdict(false, "it could not be compiled: " + refusal.getMessage() + " (its first sync: "
                     + scan.firstSync + ")");
         }
@@ -492,7 +530,8 @@ final class ResumptionScan {
         try {
             RegionCompiler.Compiled compiled = RegionCompiler.compile(code.type, model, kernel);
             return compiled.syncs() + compiled.waits() == 0 ? new Verdict(false, failure)
-                : new Verdict(false, failure, compiled, lambda, null, true);
+                : new Verdict(false, failure, compiled, lambda, null, true, new CheckedVariant(code.type, model,
+                    kernel));
         } catch (RegionCompiler.Refusal refusal) {
             return new Verdict(false, failure);
         }

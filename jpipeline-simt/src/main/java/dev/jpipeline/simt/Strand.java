@@ -322,6 +322,10 @@ final class Strand implements ParkListener, Runnable {
         if (!finished) {
             KernelThread next = handedOn;   // kt is suspended: this strand goes on with another thread, or idles
             handedOn = null;
+            if (next != null && next.strand != null) {
+                LockSupport.unpark(next.strand.thread());   // a thread with a stack of its own holds the turn now
+                return null;
+            }
             return next;
         }
         return kt.scheduler.finished(kt);
@@ -344,11 +348,19 @@ final class Strand implements ParkListener, Runnable {
                 if (launch.aborted()) {
                     state += RegionCompiler.UNWIND;
                 }
+            } else if (state > kernel.syncs() + kernel.waits() && state < RegionCompiler.UNWIND && launch.aborted()) {
+                state += RegionCompiler.UNWIND; // resumed at a scheduling point of a launch that has failed
             }
             for (;;) {
                 int result = (int) kernel.step().invokeExact(launch.captured, ctx, kt.prims, kt.refs, 0, state);
                 if (result == RegionCompiler.RETURNED) {
                     break;
+                }
+                if (result > kernel.syncs() + kernel.waits()
+                    && result <= kernel.syncs() + kernel.waits() + kernel.schedulingPoints()) {
+                    kt.resumeAt = result;   // handed the turn on at a scheduling point (handedOn is set)
+                    kt.interruptedWhileSuspended = Thread.interrupted();
+                    return false;
                 }
                 if (result > kernel.syncs() + kernel.waits()) {
                     kt.resumeAt = result;   // a loop head: the block's other threads run first, if any can
@@ -379,7 +391,7 @@ final class Strand implements ParkListener, Runnable {
                     : scheduler.block.warps[kt.rank / Kernel.WARP_SIZE].sync;
                 kt.resumeAt = result;
                 kt.pendingSync = site;
-                kt.pendingRound = site.barrier().arrive(1);
+                kt.syncArrived = false;
                 if (!passedSync(kt)) {
                     return false;
                 }
@@ -421,6 +433,9 @@ final class Strand implements ParkListener, Runnable {
     private static void resumedFromWait(KernelThread kt) {
         if (kt.pendingNode != null && !kt.pendingNode.isDetached()) {
             kt.pendingNode.cancel();
+        }
+        if (kt.checked != null) {
+            kt.yieldDecided = true;     // its call again makes no decision: on strands a wait polls on, unscheduled
         }
         kt.pendingNode = null;
         kt.blockedIn(null);
@@ -497,6 +512,65 @@ final class Strand implements ParkListener, Runnable {
         return s;
     }
 
+    /**
+     * A compiled scheduling point under checked execution (class data of step, RegionCompiler.isSchedulingPoint):
+     * whether the thread goes on to the call; false when it has handed the turn on (handedOn holds what its strand
+     * runs next). A decision made already (the thread resumes at a wait it calls again) is not made twice.
+     */
+    static boolean schedulingPoint(KernelContext ctx, String what) {
+        KernelThread kt = ctx.thread();
+        kt.deferring = false;               // a deferring call that threw is over
+        kt.deferredYield = null;
+        if (kt.yieldDecided || kt.checked == null) {
+            return true;
+        }
+        Strand s = (Strand) ParkListener.current();
+        KernelThread next = kt.scheduler.yieldStackless(kt, what);
+        if (next == kt) {
+            kt.strand = s;
+            s.launch.monitor.checkAborted();
+            return true;
+        }
+        s.handedOn = next;
+        return false;
+    }
+
+    /**
+     * A compiled deferring call's first scheduling point (RegionCompiler.isDeferringCall): as
+     * {@link #schedulingPoint}, and the call's later points wait for {@link #deferredPoint} behind it.
+     */
+    static boolean deferringPoint(KernelContext ctx, String what) {
+        boolean goesOn = schedulingPoint(ctx, what);
+        KernelThread kt = ctx.thread();
+        kt.deferring = kt.checked != null;  // (kt runs nowhere else yet: its strand hands the turn on after)
+        return goesOn;
+    }
+
+    /** Behind a compiled deferring call: its deferred scheduling point, if any, decided without a stack. */
+    static boolean deferredPoint(KernelContext ctx) {
+        KernelThread kt = ctx.thread();
+        kt.deferring = false;
+        String what = kt.deferredYield;
+        if (what == null) {
+            return true;
+        }
+        kt.deferredYield = null;
+        Strand s = (Strand) ParkListener.current();
+        KernelThread next = kt.scheduler.yieldStackless(kt, what, false);
+        if (next == kt) {
+            kt.strand = s;
+            s.launch.monitor.checkAborted();
+            return true;
+        }
+        s.handedOn = next;
+        return false;
+    }
+
+    /** Behind a compiled scheduling point's call: its decision is spent, used by the call or not. */
+    static void schedulingPointPassed(KernelContext ctx) {
+        ctx.thread().yieldDecided = false;
+    }
+
     /** What stepCompiled hands this strand when its thread is suspended: confined to this strand. */
     private KernelThread handedOn;
 
@@ -522,6 +596,24 @@ final class Strand implements ParkListener, Runnable {
     private KernelThread awaitSync(KernelThread kt) {
         SyncSite site = kt.pendingSync;
         dev.jpipeline.internal.PhaseBarrier barrier = site.barrier();
+        if (!kt.syncArrived) {
+            if (site.check != null) {           // checked: a scheduling point, then the sync check, as on strands
+                KernelThread next = kt.yieldDecided ? kt : kt.scheduler.yieldStackless(kt, site.name());
+                if (next != kt) {
+                    return next;                // it arrives when it resumes, its decision made
+                }
+                kt.yieldDecided = false;
+                kt.strand = this;
+                if (launch.aborted()) {
+                    kt.resumeAt += RegionCompiler.UNWIND;
+                    kt.pendingSync = null;
+                    return kt;
+                }
+                site.check.arrive(kt, launch.compiled.site(kt.resumeAt));
+            }
+            kt.pendingRound = barrier.arrive(1);
+            kt.syncArrived = true;
+        }
         for (;;) {
             boolean aborted = launch.aborted();
             if (aborted || barrier.isComplete(kt.pendingRound)) {
@@ -609,6 +701,9 @@ final class Strand implements ParkListener, Runnable {
     @Override
     public void park(Object blocker, long limit, long deadline) {
         KernelThread kt = current;
+        if (kt.deferredYield != null) {
+            kt.scheduler.flushDeferred(kt);     // on strands it was decided before this wait
+        }
         if (tryingWithoutStack && blocker instanceof dev.jpipeline.internal.Waitable waitable
             && deadline == dev.jpipeline.internal.Deadlines.NO_DEADLINE) {
             tryingWithoutStack = false;

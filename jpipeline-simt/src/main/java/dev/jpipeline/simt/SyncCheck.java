@@ -50,26 +50,29 @@ final class SyncCheck {
 
     /** {@code kt} arrives: throws a violation (recorded) when the arrival breaks a rule. */
     void arrive(KernelThread kt) {
+        arrive(kt, CheckedLaunch.callSite());
+    }
+
+    /** {@code kt} arrives from {@code site} (a compiled sync's, RegionCompiler.Compiled.site): as {@link #arrive}. */
+    void arrive(KernelThread kt, CheckedLaunch.Site site) {
         CheckedLaunch checked = kt.checked;
-        CheckedLaunch.Site site = CheckedLaunch.callSite();
-        String who = kt.toString();
         String exited = kt.scheduler.finishedAmong(first, span, mask);
         if (exited != null && laneMasks != null) {
             for (int j = 0; j < span; j++) {
                 if ((mask >>> j & 1) != 0 && kt.scheduler.hasFinished(first + j) && disagrees(j)) {
                     throw checked.violation(FindingKind.WARP_MASK, String.format("%s called __syncwarp(0x%08x) at "
                         + "%s, but lane %d, which it names, left after __syncwarp(0x%08x): the lanes disagree on the "
-                        + "mask (a GPU hangs or misbehaves)", who, mask, site, j, laneMasks.last[j]));
+                        + "mask (a GPU hangs or misbehaves)", kt, mask, site, j, laneMasks.last[j]));
                 }
             }
         }
         if (exited != null) {
-            throw checked.violation(FindingKind.PARTIAL_BARRIER, who + " reached " + what + " at " + site
+            throw checked.violation(FindingKind.PARTIAL_BARRIER, kt + " reached " + what + " at " + site
                 + ", which " + exited + " will never reach: a barrier that only part of its threads reach (a GPU "
                 + "hangs or misbehaves)");
         }
         if (sitesMatter && arrived > 0 && !site.equals(firstSite)) {
-            throw checked.violation(FindingKind.DIVERGENT_BARRIER, who + " reached " + what + " at " + site
+            throw checked.violation(FindingKind.DIVERGENT_BARRIER, kt + " reached " + what + " at " + site
                 + ", but " + others(kt) + " in " + what + " at " + firstSite + ": a barrier in divergent "
                 + "code (a GPU hangs or misbehaves)");
         }
@@ -80,7 +83,7 @@ final class SyncCheck {
                 if (theirs != 0 && theirs != mask && (mask >>> j & 1) != 0 && (theirs >>> lane & 1) != 0) {
                     throw checked.violation(FindingKind.WARP_MASK, String.format("%s called __syncwarp(0x%08x) at %s,"
                         + " but lane %d waits in __syncwarp(0x%08x): each waits for the other, the lanes disagree on "
-                        + "the mask (a GPU hangs or misbehaves)", who, mask, site, j, theirs));
+                        + "the mask (a GPU hangs or misbehaves)", kt, mask, site, j, theirs));
                 }
             }
             laneMasks.waiting[lane] = mask;

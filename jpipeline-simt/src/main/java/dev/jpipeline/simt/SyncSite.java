@@ -36,6 +36,11 @@ final class SyncSite implements WaitSite {
         barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
     }
 
+    /** Its name, as checked execution's trace gives it. */
+    String name() {
+        return name;
+    }
+
     /** Its barrier: a compiled thread arrives at it and waits without a stack (Strand.runCompiledThread). */
     PhaseBarrier barrier() {
         return barrier;

@@ -71,14 +71,27 @@ class KernelRunsTest {
                 System.setProperty(ResumptionScan.SWITCH, old);
             }
         }
+        long compiledBefore = Kernel.runs().compiledBlocks();
         CheckedExecution.explore(2, 1, () -> {
             Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> ctx.syncThreads());
             return null;
         });
+        if (ResumptionScan.switchedOn()) {   // a kernel that compiles runs compiled under checked execution too
+            assertEquals(2, Kernel.runs().compiledBlocks() - compiledBefore, "the two checked launches' blocks");
+        }
+        for (int i = 0; i < 2; i++) {        // one that does not (it names the Java thread) runs on strands
+            CheckedExecution.explore(2, 1, () -> {
+                Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> {
+                    Thread.currentThread();
+                    ctx.syncThreads();
+                });
+                return null;
+            });
+        }
         java.util.List<String> said = Kernel.runs().fallbacks();
         assertEquals(1, said.stream().filter(l -> l.startsWith("every kernel runs on strands: compilation switched off"))
             .count(), said.toString());
-        assertEquals(1, said.stream().filter(l -> l.startsWith("every kernel launched under checked execution runs on "
-            + "strands: ")).count(), said.toString());
+        assertEquals(1, said.stream().filter(l -> l.startsWith("a kernel launched under checked execution that is "
+            + "not compiled runs on strands: ")).count(), said.toString());
     }
 }
