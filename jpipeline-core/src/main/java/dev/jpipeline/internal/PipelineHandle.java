@@ -129,8 +129,10 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
      * @throws IllegalStateException when the caller is not the owner
      */
     final void checkOwner(String op) {
-        if (Thread.currentThread() != owner && !calledByLogicalOwner()
-            || logicalOwner != null && logicalOwner.hasEnded()) {
+        // a logical owner is the owner: a compiled SIMT thread may go on on another strand, and another CUDA
+        // thread may run on the strand that made the handle while its owner is suspended (Strand.runCompiledThread)
+        if (logicalOwner == null ? Thread.currentThread() != owner
+            : logicalOwner.hasEnded() || !calledByLogicalOwner()) {
             throw foreignThread(op);
         }
         if (interleaver != null) {
@@ -139,11 +141,11 @@ public abstract sealed class PipelineHandle permits StageHandle, ThreadHandle {
     }
 
     /**
-     * Whether the caller is the logical thread that made this handle, on another Java thread: a compiled SIMT thread
-     * goes on on whichever strand takes it up behind a sync (jpipeline-simt's Strand.runCompiledThread).
+     * Whether the caller is the logical thread that made this handle, on whichever Java thread: a compiled SIMT
+     * thread goes on on whichever strand takes it up behind a sync (jpipeline-simt's Strand.runCompiledThread).
      */
     private boolean calledByLogicalOwner() {
-        ParkListener listener = logicalOwner == null ? null : ParkListener.current();
+        ParkListener listener = ParkListener.current();
         return listener != null && listener.logicalThread() == logicalOwner;
     }
 
