@@ -116,6 +116,30 @@ class CompiledOnSchedulerHostileTest {
         assertEquals(r[1], r[0], "compiled (actual) against strands (expected)");
     }
 
+    /**
+     * A kernel that names the Java thread in its own method runs on strands (a compiled thread may go on on another
+     * Java thread behind a sync): a method reference {@code Thread::currentThread} names it as a call does.
+     */
+    @Test
+    void aKernelThatNamesTheJavaThreadWithAMethodReferenceRunsOnStrands() {
+        AtomicInteger moved = new AtomicInteger();
+        KernelBody body = ctx -> {
+            PipelineSharedState state = ctx.shared("state", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+            Pipeline pipe = Pipeline.make(ctx.block(), state, 1);
+            Supplier<Thread> me = Thread::currentThread;
+            Thread before = me.get();
+            ctx.syncThreads();
+            ctx.syncThreads();
+            if (before != me.get()) {
+                moved.incrementAndGet();
+            }
+            pipe.quit();
+        };
+        assertEquals(null, ResumptionScan.scan(body).compiled(), "Thread::currentThread names the Java thread");
+        assertTimeoutPreemptively(BOUND, () -> Kernel.launch(Dim3.of(1), Dim3.of(64), 0, body));
+        assertEquals(0, moved.get(), "CUDA threads that changed Java threads across a sync");
+    }
+
     // -----------------------------------------------------------------------------------------------------------
     // Interrupt status across suspensions
 
