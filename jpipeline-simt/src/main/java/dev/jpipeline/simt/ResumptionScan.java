@@ -540,8 +540,15 @@ final class ResumptionScan {
     /** Whether a kernel's method (helpers inlined) holds no monitor and does not use the Java thread. */
     private static boolean mayRunOnScheduler(MethodModel method) {
         return method.code().map(c -> c.elementStream().noneMatch(e -> e instanceof MonitorInstruction m
-            && m.opcode() == Opcode.MONITORENTER || e instanceof InvokeInstruction i && usesJavaThread(i)))
+            && m.opcode() == Opcode.MONITORENTER || e instanceof InvokeInstruction i && usesJavaThread(i)
+            || e instanceof InvokeDynamicInstruction d && referencesJavaThread(d)))
             .orElse(false);
+    }
+
+    /** Whether an invokedynamic (a method reference such as {@code Thread::currentThread}) names the Java thread. */
+    private static boolean referencesJavaThread(InvokeDynamicInstruction indy) {
+        return indy.bootstrapArgs().stream().anyMatch(arg -> arg instanceof DirectMethodHandleDesc handle
+            && usesJavaThread(handle.owner().descriptorString(), handle.methodName()));
     }
 
     /**
@@ -550,10 +557,14 @@ final class ResumptionScan {
      * runs on strands, where a CUDA thread keeps its Java thread.
      */
     private static boolean usesJavaThread(InvokeInstruction invoke) {
-        String owner = invoke.owner().asInternalName();
-        return owner.equals("java/lang/Thread") && !invoke.name().equalsString("onSpinWait")
-            || owner.equals("java/lang/ThreadLocal") || owner.equals("java/lang/InheritableThreadLocal")
-            || owner.equals("java/lang/ScopedValue");
+        return usesJavaThread("L" + invoke.owner().asInternalName() + ";", invoke.name().stringValue());
+    }
+
+    /** As above, for a call of {@code name} in the class of descriptor {@code owner}. */
+    private static boolean usesJavaThread(String owner, String name) {
+        return owner.equals("Ljava/lang/Thread;") && !name.equals("onSpinWait")
+            || owner.equals("Ljava/lang/ThreadLocal;") || owner.equals("Ljava/lang/InheritableThreadLocal;")
+            || owner.equals("Ljava/lang/ScopedValue;");
     }
 
     /**
