@@ -704,8 +704,10 @@ final class Strand implements ParkListener, Runnable {
         if (kt.deferredYield != null) {
             kt.scheduler.flushDeferred(kt);     // on strands it was decided before this wait
         }
+        // not where a signal may miss a node just pushed (a waitable whose waits park bounded): there the thread
+        // waits with its stack, as on strands, since a suspended thread has no bounded park to look again
         if (tryingWithoutStack && blocker instanceof dev.jpipeline.internal.Waitable waitable
-            && deadline == dev.jpipeline.internal.Deadlines.NO_DEADLINE) {
+            && deadline == dev.jpipeline.internal.Deadlines.NO_DEADLINE && !waitable.signalsMayMissAPush()) {
             tryingWithoutStack = false;
             if (kt.stacklessWake == null) {
                 kt.stacklessWake = new StacklessWake(kt);
