@@ -281,9 +281,7 @@ final class BlockScheduler implements HangDetector.Participant {
             if (released || readyCount == 0 && nextRank >= block.size || checked != null) {
                 return kt;
             }
-            kt.strand = null;
-            enqueueReady(kt);
-            next = passTurn();
+            next = requeueLocked(kt);
             if (next == kt) {
                 return kt;
             }
@@ -293,6 +291,13 @@ final class BlockScheduler implements HangDetector.Participant {
             return null;
         }
         return next;
+    }
+
+    /** Under the lock: {@code kt}, the holder, waits for the turn without a stack; returns the turn's next holder. */
+    private KernelThread requeueLocked(KernelThread kt) {
+        kt.strand = null;
+        enqueueReady(kt);
+        return passTurn();
     }
 
     /**
@@ -392,9 +397,7 @@ final class BlockScheduler implements HangDetector.Participant {
             if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
                 return kt;
             }
-            kt.strand = null;
-            enqueueReady(kt);
-            next = passTurn();
+            next = requeueLocked(kt);
             if (next == kt) {
                 return kt;
             }

@@ -459,35 +459,30 @@ final class Strand implements ParkListener, Runnable {
 
     /** {@code pipe.producerAcquire()} at a compiled wait: false when the thread is suspended (class data of step). */
     static boolean producerAcquireWithoutStack(dev.jpipeline.Pipeline pipe) {
-        Strand s = suspendable();
-        if (s == null) {
-            pipe.producerAcquire();
-            return true;
-        }
-        s.tryingWithoutStack = true;
-        try {
-            pipe.producerAcquire();
-            return true;
-        } catch (RuntimeException e) {
-            if (e == SUSPENSION) {
-                return false;
-            }
-            throw e;
-        } finally {
-            s.tryingWithoutStack = false;
-        }
+        return withoutStack(pipe, PRODUCER_ACQUIRE);
     }
 
     /** {@code pipe.consumerWait()} at a compiled wait: false when the thread is suspended (class data of step). */
     static boolean consumerWaitWithoutStack(dev.jpipeline.Pipeline pipe) {
+        return withoutStack(pipe, CONSUMER_WAIT);
+    }
+
+    private static final java.util.function.Consumer<dev.jpipeline.Pipeline> PRODUCER_ACQUIRE =
+        dev.jpipeline.Pipeline::producerAcquire;
+    private static final java.util.function.Consumer<dev.jpipeline.Pipeline> CONSUMER_WAIT =
+        dev.jpipeline.Pipeline::consumerWait;
+
+    /** Calls {@code wait} on {@code pipe}, suspending the thread where it would park (see above). */
+    private static boolean withoutStack(dev.jpipeline.Pipeline pipe,
+                                        java.util.function.Consumer<dev.jpipeline.Pipeline> wait) {
         Strand s = suspendable();
         if (s == null) {
-            pipe.consumerWait();
+            wait.accept(pipe);
             return true;
         }
         s.tryingWithoutStack = true;
         try {
-            pipe.consumerWait();
+            wait.accept(pipe);
             return true;
         } catch (RuntimeException e) {
             if (e == SUSPENSION) {
@@ -524,8 +519,16 @@ final class Strand implements ParkListener, Runnable {
         if (kt.yieldDecided || kt.checked == null) {
             return true;
         }
+        return decide(kt, what, true);
+    }
+
+    /**
+     * A scheduling point's decision for {@code kt} ({@code beforeCall}: a call's own point follows): whether it goes
+     * on; if not, what its strand runs next is in handedOn.
+     */
+    private static boolean decide(KernelThread kt, String what, boolean beforeCall) {
         Strand s = (Strand) ParkListener.current();
-        KernelThread next = kt.scheduler.yieldStackless(kt, what);
+        KernelThread next = kt.scheduler.yieldStackless(kt, what, beforeCall);
         if (next == kt) {
             kt.strand = s;
             s.launch.monitor.checkAborted();
@@ -555,15 +558,7 @@ final class Strand implements ParkListener, Runnable {
             return true;
         }
         kt.deferredYield = null;
-        Strand s = (Strand) ParkListener.current();
-        KernelThread next = kt.scheduler.yieldStackless(kt, what, false);
-        if (next == kt) {
-            kt.strand = s;
-            s.launch.monitor.checkAborted();
-            return true;
-        }
-        s.handedOn = next;
-        return false;
+        return decide(kt, what, false);
     }
 
     /** Behind a compiled scheduling point's call: its decision is spent, used by the call or not. */
