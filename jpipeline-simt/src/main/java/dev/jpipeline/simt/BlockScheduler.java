@@ -37,6 +37,12 @@ import java.util.concurrent.locks.LockSupport;
  * when the wait returns (awaitTurn: a park returns at once while the status is set, so a loop that kept it set would
  * spin on its virtual thread's carrier).
  *
+ * Compiled threads (Strand.runCompiledThread) may wait without a stack: BLOCKED or READY with strand == null, their
+ * state in their frames (suspend, yieldTurn, yieldStackless). Whoever makes such a thread the holder gives it a
+ * strand, as for a thread not yet started (launch.run, or the caller's own strand). As the block would go idle
+ * with such threads suspended at pipeline waits, one of them calls its wait again with its stack
+ * (stacklessWaiterLocked), so that the wait's watch over dead participants runs as on strands.
+ *
  * Hang detection: the block, not each thread, is a participant of the launch's hang detector. It is stuck while
  * idle: then every started, unfinished thread is blocked, and the report lists each with what it waits in. Its
  * progress is the count of waits that ended and threads that started, kept by the turn's holder (one writer at a

@@ -70,6 +70,17 @@ import java.util.Map;
  * at a sync, or -2 when the launch was found aborted (looked at every 32 threads: a warp). A throwable from a thread
  * leaves the loop; ctx's rank says which thread threw.
  *
+ * Run on the block's scheduler (Strand.runCompiledThread: a kernel that also waits elsewhere, or any compiled kernel
+ * under checked execution), step has more kinds of point, numbered after the syncs:
+ *   - waits (isWait): pipe.producerAcquire() / pipe.consumerWait() with the receiver in a local; the point is the
+ *     receiver's load, and the call goes through a helper that returns false where the thread is suspended (it
+ *     resumes by loading the receiver and calling again);
+ *   - under checked execution only, scheduling points (isSchedulingPoint): before an accessor or pipeline call the
+ *     thread may hand the turn on; the operand stack then goes into temporaries past M's locals and into the frame
+ *     (width grows by the deepest such stack), and comes back when the thread resumes. A deferring call
+ *     (isDeferringCall) has a second point behind it, with its result on the stack. That variant has no loop-head
+ *     yields: a checked schedule orders threads only where strands would.
+ *
  * A static M's class may not be initialized yet (a method reference Other::kernel does not initialize Other; the call
  * that strands make does, JLS 12.4.1): region initializes it once, with thread 0 bound, before its first thread runs.
  * </pre>
