@@ -557,7 +557,7 @@ final class RegionCompiler {
     private static int cells(State state) {
         int cells = 0;
         for (VType v : state.stack()) {
-            cells += v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+            cells += v.wide() ? 2 : 1;
         }
         return cells;
     }
@@ -745,7 +745,7 @@ final class RegionCompiler {
             List<VType> slots = new ArrayList<>();
             for (VType v : stack) {
                 slots.add(v);
-                if (v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE) {
+                if (v.wide()) {
                     slots.add(VType.TOP);
                 }
             }
@@ -970,7 +970,7 @@ final class RegionCompiler {
             int slot = temps.length;
             for (int j = stack.size() - 1; j >= 0; j--) {
                 VType v = stack.get(j);
-                slot -= v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+                slot -= v.wide() ? 2 : 1;
                 storeTemp(b, v, SHIFT + tempBase + slot);
             }
             VType[] locals = state.locals();
@@ -986,7 +986,7 @@ final class RegionCompiler {
             slot = 0;
             for (VType v : stack) {
                 loadTemp(b, v, SHIFT + tempBase + slot);
-                slot += v.kind() == Kind.LONG || v.kind() == Kind.DOUBLE ? 2 : 1;
+                slot += v.wide() ? 2 : 1;
             }
         }
 

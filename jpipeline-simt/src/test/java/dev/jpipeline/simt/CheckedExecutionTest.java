@@ -39,7 +39,7 @@ class CheckedExecutionTest {
     }
 
     /** Each thread copies its own float of each batch into a two-stage pipeline and reads its mirror's float. */
-    private static float[] mirror(boolean waits, boolean readAfterRelease) {
+    static float[] mirror(boolean waits, boolean readAfterRelease) {
         MemorySegment in = input(N * 4);
         float[] out = new float[N * 4];
         Kernel.launch(Dim3.of(1), Dim3.of(N), 4L * N * 2, ctx -> {
