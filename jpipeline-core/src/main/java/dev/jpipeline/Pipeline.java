@@ -2,8 +2,9 @@ package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.MakeRendezvous;
-import dev.jpipeline.internal.PipelineMaker;
+import dev.jpipeline.internal.PipelineAccess;
 import dev.jpipeline.internal.PipelineHandle;
+import dev.jpipeline.internal.PipelineMaker;
 import dev.jpipeline.internal.RegionFaults;
 import dev.jpipeline.internal.ThreadHandle;
 import java.time.Duration;
@@ -68,6 +69,20 @@ public final class Pipeline implements AutoCloseable {
 
     private Pipeline(PipelineHandle handle) {
         this.handle = handle;
+    }
+
+    static {    // the SIMT runtime's compiled threads make pipelines in steps (MakeRendezvous.Making)
+        PipelineAccess.install(new PipelineAccess.Doors() {
+            @Override
+            public Pipeline wrap(PipelineHandle h) {
+                return new Pipeline(h);
+            }
+
+            @Override
+            public PipelineMaker maker(PipelineSharedState state) {
+                return state.rendezvous();
+            }
+        });
     }
 
     // ---------------------------------------------------------------------------------------------------------

@@ -87,45 +87,112 @@ public final class MakeRendezvous implements PipelineMaker {
     }
 
     private PipelineHandle make(Group group, Proposal mine) {
-        int rank = group.threadRank();
-        boolean mineIn = proposals.putIfAbsent(rank, mine) == null;
-        if (!mineIn) {
-            CLASHES.getAndAdd(this, 1);         // counted before #1, so the makes it overlaps see it after #1
-        }
-        StageHandle handle = null;
-        Throwable failure;
+        Making making = new Making(group.threadRank(), mine);
         try {
             group.sync();                                           // #1
         } catch (RuntimeException | Error e) {
-            forget(rank, mineIn);               // the group is broken: no #2 to take part in
+            making.end();                       // the group is broken: no #2 to take part in
             throw e;
         }
-        try {
-            failure = mineIn ? verdict(mine, rank) : clash(rank);
-            if (failure == null) {
-                handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
-                    : mine.role() == PipelineRole.PRODUCER, memberNumber(mine, rank));
-            }
-        } catch (RuntimeException | Error e) {
-            failure = e;                        // still take part in #2: the peers must not wait for this rank
-        }
+        making.decide();
         try {
             group.sync();                                           // #2
         } finally {
+            making.end();
+        }
+        return making.handle();
+    }
+
+    /** {@code make_pipeline(group, &state)} of one rank in steps: see {@link Making}. */
+    public Making beginUnified(Group group) {
+        return new Making(group.threadRank(), new Proposal(StageRing.Kind.UNIFIED, group.size(), 0, null));
+    }
+
+    /** {@code make_pipeline(group, &state, producerCount)} of one rank in steps: see {@link Making}. */
+    public Making beginByCount(Group group, int producerCount) {
+        return new Making(group.threadRank(), new Proposal(StageRing.Kind.BY_COUNT, group.size(), producerCount,
+            null));
+    }
+
+    /** {@code make_pipeline(group, &state, role)} of one rank in steps: see {@link Making}. */
+    public Making beginByRole(Group group, PipelineRole role) {
+        return new Making(group.threadRank(), new Proposal(StageRing.Kind.BY_ROLE, group.size(), 0, role));
+    }
+
+    /**
+     * One rank's make, in the steps between which its group syncs, for a caller that syncs the group itself (the
+     * SIMT runtime's compiled threads, which give their stacks up at a sync): made (its proposal written), then
+     * #1, {@link #decide}, #2, {@link #end} and {@link #handle}. A caller whose sync #1 fails calls {@link #end}
+     * only. {@link #make} is these steps with {@code group.sync()} between. Confined to the rank's thread.
+     */
+    public final class Making {
+        private final int rank;
+        private final Proposal mine;
+        private final boolean mineIn;
+        private boolean decided;
+        private boolean ended;
+        private StageHandle handle;
+        private Throwable failure;
+
+        private Making(int rank, Proposal mine) {
+            this.rank = rank;
+            this.mine = mine;
+            this.mineIn = proposals.putIfAbsent(rank, mine) == null;
+            if (!mineIn) {
+                CLASHES.getAndAdd(MakeRendezvous.this, 1);  // counted before #1: the makes it overlaps see it after #1
+            }
+        }
+
+        /** After #1 (every proposal is written): the verdict, and this rank's handle on the ring if it is good. */
+        public void decide() {
+            decided = true;
+            try {
+                failure = mineIn ? verdict(mine, rank) : clash(rank);
+                if (failure == null) {
+                    handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
+                        : mine.role() == PipelineRole.PRODUCER, memberNumber(mine, rank));
+                }
+            } catch (RuntimeException | Error e) {
+                failure = e;                    // still take part in #2: the peers must not wait for this rank
+            }
+        }
+
+        /** Whether {@link #decide} has run. */
+        public boolean decided() {
+            return decided;
+        }
+
+        /**
+         * After #2 (every rank has read the proposals and the ring), or where the group broke: this rank's proposal
+         * goes, or its clash is over; rank 0 forgets the ring. Idempotent.
+         */
+        public void end() {
+            if (ended) {
+                return;
+            }
+            ended = true;
             forget(rank, mineIn);
-            if (rank == 0) {
-                synchronized (this) {
+            if (decided && rank == 0) {
+                synchronized (MakeRendezvous.this) {
                     ring = null;
                 }
             }
         }
-        if (failure instanceof RuntimeException r) {
-            throw r;
+
+        /**
+         * After {@link #end}: this rank's handle, or the verdict's exception (the same on every rank).
+         *
+         * @throws IllegalArgumentException when the ranks disagreed or asked for an invalid pipeline
+         */
+        public PipelineHandle handle() {
+            if (failure instanceof RuntimeException r) {
+                throw r;
+            }
+            if (failure instanceof Error e) {
+                throw e;
+            }
+            return handle;
         }
-        if (failure instanceof Error e) {
-            throw e;
-        }
-        return handle;
     }
 
     /** After #2 (or a broken #1): this rank's proposal goes, or its clash is over. */

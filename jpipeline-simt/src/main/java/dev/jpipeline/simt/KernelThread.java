@@ -65,6 +65,8 @@ final class KernelThread implements LogicalThread {
     String deferredYield;
     /** Set by its scheduler as the block would go idle: its next wait keeps its stack (stacklessWaiterLocked). */
     boolean waitWithStack;
+    /** The pipeline it is making in steps (CompiledMake), from its first call until the make ends, or null. */
+    dev.jpipeline.internal.MakeRendezvous.Making making;
     /** Its interrupt status when it gave its stack up: set again when it resumes. */
     boolean interruptedWhileSuspended;
     /** Wakes it through its scheduler, from a barrier it waits at without a stack (made at its first suspension). */

@@ -200,6 +200,13 @@ final class RegionCompiler {
     private static final int FIRST_WAIT_DATA = 5;
     /** Strand.schedulingPoint and schedulingPointPassed: class data after the wait helpers. */
     private static final List<MethodHandle> POINT_HANDLES;
+    /** CompiledMake's helpers, by Pipeline.make's descriptor (isMake): class data after the scheduling points'. */
+    private static final Map<String, MethodHandle> MAKE_HANDLES;
+    private static final List<String> MAKE_TYPES = List.of(
+        "(Ldev/jpipeline/Group;Ldev/jpipeline/PipelineSharedState;)Ldev/jpipeline/Pipeline;",
+        "(Ldev/jpipeline/Group;Ldev/jpipeline/PipelineSharedState;I)Ldev/jpipeline/Pipeline;",
+        "(Ldev/jpipeline/Group;Ldev/jpipeline/PipelineSharedState;Ldev/jpipeline/PipelineRole;)Ldev/jpipeline/Pipeline;");
+    private static final int FIRST_MAKE_DATA = 11;
     private static final DynamicConstantDesc<MethodHandle> POINT = DynamicConstantDesc.ofNamed(
         ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME, ConstantDescs.CD_MethodHandle, 7);
     private static final DynamicConstantDesc<MethodHandle> POINT_PASSED = DynamicConstantDesc.ofNamed(
@@ -242,6 +249,12 @@ final class RegionCompiler {
                     KernelContext.class, String.class)),
                 own.findStatic(Strand.class, "deferredPoint", MethodType.methodType(boolean.class,
                     KernelContext.class)));
+            MAKE_HANDLES = new java.util.LinkedHashMap<>();
+            for (String descriptor : MAKE_TYPES) {
+                MethodType call = MethodType.fromMethodDescriptorString(descriptor, RegionCompiler.class.getClassLoader());
+                MAKE_HANDLES.put(descriptor, own.findStatic(CompiledMake.class, "make",
+                    call.appendParameterTypes(KernelContext.class)));
+            }
             ADD_FRAME_HANDLE = own.findStatic(KernelFrames.class, "add", MethodType.methodType(void.class,
                 String.class, String.class, String.class, Throwable.class, int.class));
             ENSURE_INITIALIZED = own.findVirtual(MethodHandles.Lookup.class, "ensureInitialized",
@@ -304,7 +317,7 @@ final class RegionCompiler {
         Map<Integer, State> syncs;
         try {
             syncs = FrameAnalysis.analyse(code, model.thisClass().asSymbol(), isStatic, type,
-                (i, e) -> isSync(e) || isWarpSync(e) || loopHeads.contains(i) || waitLoads.containsKey(i)
+                (i, e) -> isSync(e) || isWarpSync(e) || isMake(e) || loopHeads.contains(i) || waitLoads.containsKey(i)
                     || checked && isSchedulingPoint(e) || afterNext.contains(i));
         } catch (IllegalArgumentException e) {
             throw new Refusal("the code of " + where + " could not be analysed: " + e.getMessage());
@@ -312,6 +325,8 @@ final class RegionCompiler {
         List<Integer> order = new ArrayList<>();
         List<Integer> yields = new ArrayList<>();
         List<Integer> warpSyncs = new ArrayList<>();
+        java.util.Set<Integer> makes = new java.util.HashSet<>();
+        int stackCells = 0;                     // frame cells for the operand stack at a make or scheduling point
         for (int i = 0; i < elements.size(); i++) {
             if (!checked && loopHeads.contains(i) && syncs.containsKey(i) && syncs.get(i).stack().isEmpty()
                 && java.util.Arrays.stream(syncs.get(i).locals()).noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
@@ -333,6 +348,13 @@ final class RegionCompiler {
                 }
                 (isSync(elements.get(i)) ? order : warpSyncs).add(i);
             }
+            State made = isMake(elements.get(i)) ? syncs.get(i) : null;
+            if (made != null && made.stack().stream().noneMatch(v -> v.kind() == Kind.UNINITIALIZED)
+                && java.util.Arrays.stream(made.locals()).noneMatch(v -> v.kind() == Kind.UNINITIALIZED)) {
+                order.add(i);                   // a block sync point (else the call waits with its stack)
+                makes.add(i);
+                stackCells = Math.max(stackCells, cells(made));
+            }
         }
         int blockSyncCount = order.size();
         order.addAll(warpSyncs);                // states 1..K: __syncthreads, K+1..K+W: __syncwarp, then waits
@@ -347,7 +369,6 @@ final class RegionCompiler {
             }
         }
         int waitCount = order.size() - syncCount;
-        int stackCells = 0;                     // frame cells for the operand stack at a scheduling point
         Map<Integer, Integer> afterPoints = new java.util.HashMap<>();  // a point behind a call -> the call
         if (checked) {
             for (int i = 0; i < elements.size(); i++) {
@@ -393,7 +414,7 @@ final class RegionCompiler {
                 cb.withMethod("step", STEP_TYPE, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE, mb ->
                     mb.transformCode(code, new StepTransform(type, isStatic, model.thisClass().asSymbol(),
                         hostIsInterface, syncs, order, syncCount, waitCount, pointCount, waitInvokes, afterPoints,
-                        code.maxLocals(), where)));
+                        makes, code.maxLocals(), where)));
                 if (isStatic) {
                     cb.withField(HOST_READY, ConstantDescs.CD_boolean, ClassFile.ACC_STATIC | ClassFile.ACC_PRIVATE);
                 }
@@ -424,11 +445,13 @@ final class RegionCompiler {
                     : MethodHandles.dropReturn(ENSURE_INITIALIZED.bindTo(hostLookup).bindTo(host))));
             classData.addAll(WAIT_HANDLES);
             classData.addAll(POINT_HANDLES);
+            classData.addAll(MAKE_HANDLES.values());
             MethodHandles.Lookup hidden = hostLookup.defineHiddenClassWithClassData(bytes, classData, true,
                 MethodHandles.Lookup.ClassOption.NESTMATE);
             MethodHandle region = hidden.findStatic(hidden.lookupClass(), "region", REGION_METHOD_TYPE);
             MethodHandle step = hidden.findStatic(hidden.lookupClass(), "step", STEP_METHOD_TYPE);
-            int width = pointCount == 0 ? code.maxLocals() : StepTransform.temps(code.maxLocals()) + stackCells;
+            int width = pointCount == 0 && makes.isEmpty() ? code.maxLocals()
+                : StepTransform.temps(code.maxLocals()) + stackCells;
             List<String> lines = pointLines(host, method, sourceFile, elements, order);
             return new Compiled(region, step, width, syncCount, order.size() - syncCount - waitCount - pointCount,
                 blockSyncCount, waitCount, pointCount, lines, new CheckedLaunch.Site[lines.size()]);
@@ -642,7 +665,17 @@ final class RegionCompiler {
         return loads;
     }
 
-    /** ctx.syncThreads() or ctx.block().sync() (this_thread_block().sync(), the same __syncthreads). */
+    /**
+     * {@code Pipeline.make(group, state)}, or its partitioned forms: a collective that syncs the group twice. A
+     * compiled thread makes it in steps (CompiledMake): the call is a block sync point whose frame keeps its
+     * arguments, and the thread calls it again behind each of the two syncs.
+     */
+    static boolean isMake(CodeElement element) {
+        return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKESTATIC
+            && invoke.owner().asInternalName().equals("dev/jpipeline/Pipeline") && invoke.name().equalsString("make")
+            && MAKE_TYPES.contains(invoke.type().stringValue());
+    }
+
     /** ctx.syncWarp(), the full-mask __syncwarp. */
     static boolean isWarpSync(CodeElement element) {
         return element instanceof InvokeInstruction invoke && invoke.opcode() == Opcode.INVOKEVIRTUAL
@@ -702,11 +735,14 @@ final class RegionCompiler {
         private final Map<Integer, Label> pointCall = new java.util.HashMap<>();
         /** A wait's call, by index: the index of its receiver's load (its point). */
         private final Map<Integer, Integer> waitInvokes;
+        /** The makes (isMake) that are block sync points, by index. */
+        private final java.util.Set<Integer> makes;
 
         StepTransform(MethodTypeDesc type, boolean isStatic, ClassDesc owner, boolean ownerIsInterface,
                       Map<Integer, State> syncs, List<Integer> order, int syncCount, int waitCount, int pointCount,
-                      Map<Integer, Integer> waitInvokes, Map<Integer, Integer> afterPoints, int maxLocals,
-                      String where) {
+                      Map<Integer, Integer> waitInvokes, Map<Integer, Integer> afterPoints,
+                      java.util.Set<Integer> makes, int maxLocals, String where) {
+            this.makes = makes;
             for (int k = 0; k < order.size(); k++) {
                 if (k >= syncCount + waitCount && k < syncCount + waitCount + pointCount
                     && afterPoints.containsKey(order.get(k))) {
@@ -811,7 +847,7 @@ final class RegionCompiler {
                 for (int s = 0; s < locals.length; s++) {
                     restoreLocal(b, locals[s], s);
                 }
-                if (k >= firstPoint && k < firstPoint + pointCount) {
+                if (k >= firstPoint && k < firstPoint + pointCount || makes.contains(order.get(k))) {
                     VType[] temps = stackAsLocals(syncs.get(order.get(k)).stack());
                     for (int s = 0; s < temps.length; s++) {
                         restoreLocal(b, temps[s], tempBase + s);
@@ -886,6 +922,10 @@ final class RegionCompiler {
             }
             Integer syncPoint = syncAt.get(i);
             int point = syncPoint == null ? -1 : syncPoint;
+            if (point >= 0 && makes.contains(i)) {
+                make(b, (InvokeInstruction) element, syncs.get(i), point);
+                return;
+            }
             switch (element) {
                 case java.lang.classfile.instruction.LineNumber number -> {
                     b.with(number);
@@ -932,6 +972,51 @@ final class RegionCompiler {
             if (after != null) {                // the call's deferred scheduling point
                 deferredPoint(b, after);
             }
+        }
+
+        /**
+         * A make (isMake) at block sync point {@code k}: its arguments and whatever lies below them go into
+         * temporaries; the thread calls CompiledMake's helper with them and its context. A null result means "sync,
+         * then call again": the frame keeps the locals and the temporaries and the step returns k + 1, which
+         * Strand.stepCompiled passes as a __syncthreads; the thread resumes in front of the call (resume[k]) with its
+         * temporaries restored.
+         */
+        private void make(CodeBuilder b, InvokeInstruction invoke, State state, int k) {
+            List<VType> stack = state.stack();
+            VType[] temps = stackAsLocals(stack);
+            int[] slots = new int[stack.size()];
+            int slot = 0;
+            for (int j = 0; j < stack.size(); j++) {
+                slots[j] = slot;
+                slot += stack.get(j).wide() ? 2 : 1;
+            }
+            for (int j = stack.size() - 1; j >= 0; j--) {
+                storeTemp(b, stack.get(j), SHIFT + tempBase + slots[j]);
+            }
+            b.labelBinding(resume[k]);
+            unwindHere(b);
+            int arguments = invoke.typeSymbol().parameterCount();
+            for (int j = 0; j < stack.size() - arguments; j++) {
+                loadTemp(b, stack.get(j), SHIFT + tempBase + slots[j]);
+            }
+            b.ldc(DynamicConstantDesc.ofNamed(ConstantDescs.BSM_CLASS_DATA_AT, ConstantDescs.DEFAULT_NAME,
+                ConstantDescs.CD_MethodHandle, FIRST_MAKE_DATA + MAKE_TYPES.indexOf(invoke.type().stringValue())));
+            for (int j = stack.size() - arguments; j < stack.size(); j++) {
+                loadTemp(b, stack.get(j), SHIFT + tempBase + slots[j]);
+            }
+            b.aload(CONTEXT).invokevirtual(ConstantDescs.CD_MethodHandle, "invokeExact",
+                invoke.typeSymbol().insertParameterTypes(arguments, CD_KERNEL_CONTEXT));
+            Label go = b.newLabel();
+            b.dup().ifnonnull(go).pop();
+            VType[] locals = state.locals();
+            for (int s = 0; s < locals.length; s++) {
+                spillLocal(b, locals[s], s);
+            }
+            for (int s = 0; s < temps.length; s++) {
+                spillLocal(b, temps[s], tempBase + s);
+            }
+            b.loadConstant(k + 1).ireturn();
+            b.labelBinding(go);
         }
 
         /**

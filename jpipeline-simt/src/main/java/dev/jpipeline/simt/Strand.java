@@ -23,6 +23,9 @@ import java.util.concurrent.locks.LockSupport;
  */
 final class Strand implements ParkListener, Runnable {
 
+    /** Strands this JVM has made, for tests and diagnostics: a thread that waits with its stack needs one more. */
+    static final java.util.concurrent.atomic.LongAdder MADE = new java.util.concurrent.atomic.LongAdder();
+
     private final Launch launch;
     /**
      * Made by the strand itself when it starts, in its carrier's allocation buffer: contexts made one after another
@@ -49,6 +52,7 @@ final class Strand implements ParkListener, Runnable {
      *                 is held by a spinning thread
      */
     Strand(Launch launch, KernelThread first, boolean platform) {
+        MADE.increment();
         this.launch = launch;
         this.assigned = first;
         this.thread = platform ? Thread.ofPlatform().daemon().name("jpipeline kernel strand (released block)")
@@ -402,6 +406,7 @@ final class Strand implements ParkListener, Runnable {
         } catch (Throwable t) {
             launch.failed(kt, t);
         }
+        CompiledMake.abandon(kt);           // (only where it ended inside a make: never on a kernel's usual paths)
         kt.finish();
         kt.prims = null;
         kt.refs = null;
@@ -602,6 +607,7 @@ final class Strand implements ParkListener, Runnable {
                 if (launch.aborted()) {
                     kt.resumeAt += RegionCompiler.UNWIND;
                     kt.pendingSync = null;
+                    CompiledMake.abandon(kt);   // a make whose sync this was ends, as a sync that throws ends it
                     return kt;
                 }
                 site.check.arrive(kt, launch.compiled.site(kt.resumeAt));
@@ -614,6 +620,7 @@ final class Strand implements ParkListener, Runnable {
             if (aborted || barrier.isComplete(kt.pendingRound)) {
                 if (aborted) {
                     kt.resumeAt += RegionCompiler.UNWIND;  // it unwinds from the sync, as a wait of strands would
+                    CompiledMake.abandon(kt);
                 }
                 if (kt.pendingNode != null && !kt.pendingNode.isDetached()) {
                     kt.pendingNode.cancel();

@@ -235,7 +235,7 @@ final class SyncInliner {
         boolean found = false;
         for (CodeElement element : method.code().map(c -> c.elementList()).orElse(List.of())) {
             if (RegionCompiler.isSync(element) || RegionCompiler.isWarpSync(element)
-                || RegionCompiler.isWait(element)) {    // a wait a thread on the scheduler suspends at, too
+                || RegionCompiler.isWait(element) || RegionCompiler.isMake(element)) {    // a wait a thread on the scheduler suspends at, too
                 found = true;
                 break;
             }
