@@ -22,13 +22,14 @@ final class EngineFields {
     }
 
     /** A PhaseBarrier's word (phase, expected and arrived packed). */
-    static long word(Object barrier) throws ReflectiveOperationException {
-        return ((long[]) get(barrier, "words"))[(int) get(barrier, "index")];
+    static long word(Object barrier) {
+        return ((dev.jpipeline.internal.PhaseBarrier) barrier).snapshot();
     }
 
-    /** Overwrites a PhaseBarrier's word: only while no thread uses the barrier. */
+    /** Overwrites a PhaseBarrier's word (of this process: its HeapBarrierWord): only while no thread uses it. */
     static void setWord(Object barrier, long value) throws ReflectiveOperationException {
-        ((long[]) get(barrier, "words"))[(int) get(barrier, "index")] = value;
+        Object word = get(barrier, "word");
+        ((long[]) get(word, "words"))[(int) get(word, "index")] = value;
     }
 
     /** Side {@code side}'s ("produced" or "consumed") barriers, [group][stage], behind a block-scope handle. */

@@ -562,7 +562,8 @@ class HostileReviewTest {
     private static int stackDepth(Object phaseBarrier) {
         try {
             int n = 0;
-            for (Object w = EngineFields.get(phaseBarrier, "waiters"); w != null; w = EngineFields.get(w, "next")) {
+            Object word = EngineFields.get(phaseBarrier, "word");
+            for (Object w = EngineFields.get(word, "waiters"); w != null; w = EngineFields.get(w, "next")) {
                 n++;
             }
             return n;

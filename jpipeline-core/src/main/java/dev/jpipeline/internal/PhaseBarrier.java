@@ -13,11 +13,12 @@ import java.lang.invoke.VarHandle;
  * Algorithm
  *
  * The whole barrier is one 64-bit word, updated by CAS, so every transition is atomic (the one exception, a
- * release store by a side's only thread that nothing else can race, is arriveAlone, below). The word is an
- * element of a long[]: an array of its own, padded on both sides, or (stage barriers) a pipeline's word array,
- * where the produced words of all stages sit side by side and so do the consumed words, so that a consumer
- * that reads one produced word has the next stages' words in the same cache line (JCTools' queues get the same
- * batching from adjacent slots); see StageRing.
+ * release store by a side's only thread that nothing else can race, is arriveAlone, below). Where the word lives,
+ * how waiters sleep and wake, and where failures are kept is the BarrierWord seam's: in this process
+ * (HeapBarrierWord) it is an element of a long[], an array of its own, padded on both sides, or (stage barriers) a
+ * pipeline's word array, where the produced words of all stages sit side by side and so do the consumed words, so
+ * that a consumer that reads one produced word has the next stages' words in the same cache line (JCTools' queues
+ * get the same batching from adjacent slots; see StageRing); in a region several processes map, a SharedWord.
  *
  *     63          41  40  39            20 19             0
  *    +--------------+---+----------------+----------------+
@@ -47,28 +48,24 @@ import java.lang.invoke.VarHandle;
  * per phase parity: a waiter asks failureOf(round) after its wait completed, and the phase after round cannot
  * complete before it (pipelines) or before its own arrival (barriers), so the record it reads is its own.
  *
- * Waiting is Waiting.await (the one wait routine): strategy, deadline, interrupts, park listener, stall watch.
- * Parked waiters sit on a Treiber stack (Waiter); the thread that completes a phase (or drops the last party)
- * detaches the whole stack and unparks it.
- *
- * No lost wake-up: a parking waiter pushes its node (volatile CAS on waiters) and then polls the word; an
- * arrival CASes the word and then reads waiters. Both pairs are volatile accesses, totally ordered, so either
- * the waiter's poll sees the completion or the arrival sees the node, whichever lines the two fields are on.
- * The exception is arriveAlone, a release store by a side's only thread when nothing else can write the word:
- * its signal may miss a push, so waiters of such barriers park in bounded slices (see arriveAlone).
+ * Waiting is the word's (BarrierWord.await): in this process Waiting.await, the one wait routine (strategy,
+ * deadline, interrupts, park listener, stall watch), with parked waiters on a Treiber stack (Waiter) that the
+ * thread completing a phase (or dropping the last party) detaches and unparks. Every transition a waiter may wait
+ * for is a CAS followed by the word's signal, so no wake-up is lost (the word states its Dekker argument). The
+ * exception is arriveAlone, a release store by a side's only thread when nothing else can write the word: its
+ * signal may miss a push, so waiters of such barriers park in bounded slices (see arriveAlone).
  *
  * Memory consistency: an arrival is a volatile CAS (release), a wait ends with a volatile read (acquire) of
  * the completed state, so actions before any arrival of a phase happen-before actions after a wait that
  * observes the phase completed.
  *
- * Shared memory (a system-scope stage barrier in a region that several processes map, see SharedWord): the word
- * is a SharedWord's, and the same transitions run on it with the same CASes. What cannot cross a process differs:
- * waiters sleep on the SharedWord's wake word (ProcessWaiting) instead of the waiters' stack, a signal bumps it
- * when a sleeper is counted, and failures are recorded there as text. Such a barrier has no completion action;
- * its solo arrivals are release stores too, whose signal may miss a sleeper, so its futex sleeps are bounded.
+ * Shared memory (a system-scope stage barrier in a region that several processes map, see SharedWord): the same
+ * transitions run on its word with the same CASes. What cannot cross a process is the word's: waiters sleep on a
+ * wake word beside it (ProcessWaiting), and failures are recorded there as text. Such a barrier has no completion
+ * action; its solo arrivals are release stores too, whose signal may miss a sleeper, so its futex sleeps are bounded.
  * </pre>
  */
-public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable, CopyLanding {
+public final class PhaseBarrier implements Waitable, CopyLanding {
 
     /** Largest number of parties (2^20 - 1): the same bound CUDA's block-scope {@code barrier::max()} reports. */
     public static final int MAX_PARTIES = (1 << 20) - 1;
@@ -84,23 +81,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     /** Longs of padding on each side of a barrier word that has an array of its own: 128 bytes. */
     static final int WORD_PAD = 16;
 
-    /** The array that holds the barrier word (null when {@link #shared}); accessed through {@code WORD}. */
-    private final long[] words;
-    /** The word in shared memory, else null (then the word is {@code words[index]}). */
-    private final SharedWord shared;
-    /** Where the word is in {@link #words}. */
-    private final int index;
-    /** Whether arrivals may be {@link #arriveAlone} stores: then its waiters' parks are bounded. */
-    private final boolean soloArrivals;
+    /** The word, its waiters and its failures: in this process, or in a shared region. */
+    private final BarrierWord word;
     private final Runnable completion;
     /** The thread running the completion action, else null: written by it, read by its own waits (same thread). */
     private volatile Thread completer;
-    /**
-     * The latest failed copy of an even / odd phase: written before the failing copy's arrival (volatile), read
-     * by waiters after their wait saw the phase complete, which that arrival happens-before.
-     */
-    private volatile PhaseFailure failureEven;
-    private volatile PhaseFailure failureOdd;
     /**
      * Copies tied and not landed yet (they are part of the expected count): lets a user's barrier tell its
      * parties' arrivals from the copies'. Raised after a tie's CAS and lowered before a landing's arrival, so a
@@ -133,12 +118,8 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             throw new IllegalArgumentException(
                 "barrier expected count must be in 0.." + MAX_PARTIES + ", got " + expected);
         }
-        this.words = words;
-        this.index = index;
-        this.shared = null;
-        this.soloArrivals = soloArrivals;
+        this.word = new HeapBarrierWord(words, index, initialState(expected), soloArrivals);
         this.completion = completion;
-        WORD.setRelease(words, index, initialState(expected));
     }
 
     /**
@@ -146,10 +127,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * writes nothing.
      */
     PhaseBarrier(SharedWord shared) {
-        this.words = null;
-        this.index = 0;
-        this.shared = shared;
-        this.soloArrivals = false;
+        this.word = shared;
         this.completion = null;
     }
 
@@ -211,14 +189,14 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
         return phaseOf(lvState());
     }
 
-    /** The array that holds the word (layout tests). */
+    /** The array that holds the word of a barrier of this process (layout tests). */
     long[] words() {
-        return words;
+        return ((HeapBarrierWord) word).words();
     }
 
     /** Where the word is in {@link #words()} (layout tests). */
     int wordIndex() {
-        return index;
+        return ((HeapBarrierWord) word).index();
     }
 
     /** Arrivals each phase currently needs. */
@@ -261,26 +239,13 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * then doubling), and the store reaches them by the end of the first: a missed signal costs that delay.
      */
     public void arriveAlone(int round) {
-        if (shared != null) {
-            long s = shared.get();          // the owner's own line: another process may have corrupted it
-            if (s != pack(round, 1, 0)) {
-                throw corrupted(s, "a solo arrival at phase " + (round & PHASE_MASK));
-            }
-            shared.set(pack(round + 1, 1, 0));
-            shared.signal();
-            return;
-        }
-        assert lvState() == pack(round, 1, 0) && completion == null
-            : "a solo arrival at phase " + (round & PHASE_MASK) + " found " + this;
-        WORD.setRelease(words, index, pack(round + 1, 1, 0));
-        if (WAITERS.getAcquire(this) != null) {
-            Waiter.signalAll(WAITERS, this);
-        }
+        assert completion == null : "a solo arrival at a barrier with a completion action";
+        word.storeAlone(pack(round, 1, 0), pack(round + 1, 1, 0));
     }
 
     @Override
     public boolean signalsMayMissAPush() {
-        return soloArrivals;
+        return word.signalsMayMissAPush();
     }
 
     /**
@@ -392,8 +357,8 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
                 throw new IllegalStateException("barrier cannot expect more than " + MAX_PARTIES + " arrivals");
             }
             if (expected > 0 && arrived == expected) {
-                if (shared != null) {
-                    throw corrupted(s, "tying a copy");     // no completion action runs on a shared word
+                if (completion == null) {
+                    throw corrupted(s, "tying a copy", word.where());  // full without an action to complete it
                 }
                 if (completer == Thread.currentThread()) {
                     throw new IllegalStateException("a barrier's completion action cannot tie a copy to the barrier "
@@ -478,16 +443,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * the next waiter of that phase sees it through {@link #failureOf}.
      */
     public void recordFailure(int round, Throwable failure) {
-        if (shared != null) {
-            shared.recordFailure(round, failure);
-            return;
-        }
-        PhaseFailure record = new PhaseFailure(round & PHASE_MASK, failure);
-        if ((round & 1) == 0) {
-            failureEven = record;
-        } else {
-            failureOdd = record;
-        }
+        word.recordFailure(round, failure);
     }
 
     /**
@@ -497,28 +453,12 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * StageHandle.acquire), when no reader can still want the old record.
      */
     void clearStaleFailure(int round) {
-        if (shared != null) {
-            shared.clearStaleFailure(round);
-            return;
-        }
-        VarHandle slot = (round & 1) == 0 ? FAILURE_EVEN : FAILURE_ODD;
-        PhaseFailure f = (PhaseFailure) slot.getVolatile(this);
-        if (f != null && f.phase() != (round & PHASE_MASK)) {
-            slot.compareAndSet(this, f, null);      // a failure of round recorded meanwhile stays
-        }
+        word.clearStaleFailure(round);
     }
 
     /** The failure recorded for phase {@code round} (a copy tied to it failed), or null. */
     public Throwable failureOf(int round) {
-        if (shared != null) {
-            return shared.failureOf(round);
-        }
-        PhaseFailure f = (round & 1) == 0 ? failureEven : failureOdd;
-        return f != null && f.phase() == (round & PHASE_MASK) ? f.cause() : null;
-    }
-
-    /** A failure recorded for one phase. */
-    private record PhaseFailure(int phase, Throwable cause) {
+        return word.failureOf(round);
     }
 
     /**
@@ -594,11 +534,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             throw e;
         } finally {
             completer = null;
-            if (shared != null) {
-                shared.set(pack(phase + 1, nextExpected, 0));
-            } else {
-                WORD.setVolatile(words, index, pack(phase + 1, nextExpected, 0));
-            }
+            word.publish(pack(phase + 1, nextExpected, 0));
             signalAll();
         }
     }
@@ -608,10 +544,11 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
      * names the word's value and what it found, so that a corrupted region fails cleanly instead of being
      * overwritten or spun on.
      */
-    private IllegalStateException corrupted(long s, String op) {
-        return new IllegalStateException(op + " found the stage barrier's shared word corrupted: 0x"
+    static IllegalStateException corrupted(long s, String op, String where) {
+        return new IllegalStateException(op + " found the stage barrier's " + (where.isEmpty() ? "" : "shared ")
+            + "word corrupted: 0x"
             + Long.toHexString(s) + " (phase " + phaseOf(s) + ", expected " + expectedOf(s) + ", arrived "
-            + arrivedOf(s) + ")" + shared.where());
+            + arrivedOf(s) + ")" + where);
     }
 
     private IllegalStateException overArrival(long s, int count) {
@@ -648,10 +585,7 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
             throw new IllegalStateException("a barrier's completion action cannot wait for the phase it is "
                 + "completing (phase " + (round & PHASE_MASK) + "): it would wait for itself");
         }
-        if (shared != null) {
-            return shared.await(round, deadline, interruptible);      // across processes: no parking
-        }
-        return Waiting.await(this, round, deadline, interruptible, strategy, site, watch);
+        return word.await(this, round, deadline, interruptible, strategy, site, watch);
     }
 
     /** The barrier word, for detecting that nothing has changed between two looks. */
@@ -674,20 +608,16 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
 
     @Override
     public void enqueue(Waiter waiter) {
-        Waiter.push(WAITERS, this, waiter);
+        word.enqueue(waiter);
     }
 
     @Override
     public void sweepWaiters() {
-        Waiter.sweep(WAITERS, this);
+        word.sweepWaiters();
     }
 
     private void signalAll() {
-        if (shared != null) {
-            shared.signal();
-        } else if (WAITERS.getVolatile(this) != null) {
-            Waiter.signalAll(WAITERS, this);
-        }
+        word.signal();
     }
 
     @Override
@@ -699,52 +629,21 @@ public final class PhaseBarrier extends PhaseBarrierPadAfter implements Waitable
     // ---------------------------------------------------------------------------------------------------------
     // VarHandle mechanics
 
-    private static final VarHandle WORD = MethodHandles.arrayElementVarHandle(long[].class);
-    private static final VarHandle WAITERS;
     private static final VarHandle PENDING_COPIES;
-    private static final VarHandle FAILURE_EVEN;
-    private static final VarHandle FAILURE_ODD;
 
     static {
         try {
-            MethodHandles.Lookup lookup = MethodHandles.lookup();
-            WAITERS = lookup.findVarHandle(PhaseBarrierWaiters.class, "waiters", Waiter.class);
-            PENDING_COPIES = lookup.findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
-            FAILURE_EVEN = lookup.findVarHandle(PhaseBarrier.class, "failureEven", PhaseFailure.class);
-            FAILURE_ODD = lookup.findVarHandle(PhaseBarrier.class, "failureOdd", PhaseFailure.class);
+            PENDING_COPIES = MethodHandles.lookup().findVarHandle(PhaseBarrier.class, "pendingCopies", int.class);
         } catch (ReflectiveOperationException e) {
             throw new ExceptionInInitializerError(e);
         }
     }
 
     private long lvState() {
-        return shared == null ? (long) WORD.getVolatile(words, index) : shared.get();
+        return word.get();
     }
 
     private boolean casState(long expect, long update) {
-        return shared == null ? WORD.compareAndSet(words, index, expect, update) : shared.cas(expect, update);
+        return word.cas(expect, update);
     }
-}
-
-/**
- * 128 bytes of padding before the waiters' stack, which every arrival reads: parking waiters write it, and must not
- * share its line with another barrier's stack or any other object's fields. The int fills the gap after a 12-byte
- * object header, where HotSpot would otherwise place a subclass field.
- */
-abstract class PhaseBarrierPadBefore {
-    int gap;
-    long p00, p01, p02, p03, p04, p05, p06, p07;
-    long p08, p09, p10, p11, p12, p13, p14, p15;
-}
-
-/** The waiters' stack of a {@link PhaseBarrier}. */
-abstract class PhaseBarrierWaiters extends PhaseBarrierPadBefore {
-    /** Treiber stack of parked waiters: accessed through {@code WAITERS}; written only by parking waiters. */
-    volatile Waiter waiters;
-}
-
-/** 128 bytes of padding after the waiters' stack. */
-abstract class PhaseBarrierPadAfter extends PhaseBarrierWaiters {
-    long q00, q01, q02, q03, q04, q05, q06, q07;
-    long q08, q09, q10, q11, q12, q13, q14, q15;
 }

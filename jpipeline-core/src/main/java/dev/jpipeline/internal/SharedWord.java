@@ -4,6 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.jpipeline.WaitStrategy;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.CodingErrorAction;
@@ -48,7 +49,7 @@ import java.nio.charset.StandardCharsets;
  * phase complete sees it (the seqlock only guards against two failures of one phase racing).
  * </pre>
  */
-final class SharedWord implements ProcessWaiting.Condition {
+final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
 
     /** Bytes a cell takes: the state word, then the wake word. */
     static final int CELL_BYTES = 16;
@@ -98,37 +99,73 @@ final class SharedWord implements ProcessWaiting.Condition {
         }
     }
 
+    @Override
     long get() {
         return (long) STATE.getVolatile(segment, at);
     }
 
+    @Override
     boolean cas(long expect, long update) {
         return MappedAtomics.casLong(segment, at, expect, update);
     }
 
-    /**
-     * A release store of the word, when no other thread can write it (a solo arrival): the {@link #signal} that
-     * follows may miss a waiter, whose bounded sleep then sees the store (see the class comment).
-     */
-    void set(long value) {
+    /** A release store: no completion action runs on a shared word, so nothing publishes here but tests' formats. */
+    @Override
+    void publish(long value) {
         STATE.setRelease(segment, at, value);
     }
 
+    /**
+     * A release store of the word by its only writer (a solo arrival): the {@link #signal} that follows may miss a
+     * waiter, whose bounded sleep then sees the store (see the class comment). The word is read first: the owner's
+     * own line, but another process may have corrupted it.
+     */
+    @Override
+    void storeAlone(long held, long next) {
+        long s = get();
+        if (s != held) {
+            throw PhaseBarrier.corrupted(s, "a solo arrival at phase " + PhaseBarrier.phaseOf(held), where());
+        }
+        STATE.setRelease(segment, at, next);
+        signal();
+    }
+
     /** Where the word is, for messages: " at offset N of the region's state area". */
+    @Override
     String where() {
         return " at offset " + at + " of the region's state area";
     }
 
     /** After a change a waiter may be waiting for: wakes the sleepers, if any is counted. */
+    @Override
     void signal() {
         ProcessWaiting.wakeIfCounted(segment, at + 8);
     }
 
+    /** No in-process waiter parks on a shared word: its waiters sleep on the futex word (await). */
+    @Override
+    void enqueue(Waiter waiter) {
+        throw new UnsupportedOperationException("a stage barrier in shared memory has no in-process waiters");
+    }
+
+    @Override
+    void sweepWaiters() {
+    }
+
+    /** Solo arrivals are release stores here too: waits are bounded futex sleeps (see the class comment). */
+    @Override
+    boolean signalsMayMissAPush() {
+        return true;
+    }
+
     /**
      * Waits until the barrier whose word this is is no longer at phase {@code round}, or is abandoned: the
-     * barrier's poll, tested after each read of the signal count.
+     * barrier's poll, tested after each read of the signal count. The strategy, site and stall watch of an
+     * in-process wait do not apply across processes (yet: issue 28's one wait routine).
      */
-    WaitStatus await(int round, long deadline, boolean interruptible) {
+    @Override
+    WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, WaitStrategy strategy,
+                     Object site, StallWatch watch) {
         WaitStatus status = ProcessWaiting.await(segment, at + 8, this, round, true, deadline, interruptible,
             CHECK_NANOS, check);
         return status == WaitStatus.COMPLETE ? PhaseBarrier.pollState(get(), round) : status;
@@ -141,6 +178,7 @@ final class SharedWord implements ProcessWaiting.Condition {
     }
 
     /** Records {@code failure} for phase {@code round} (see the class comment); the first of a phase's wins. */
+    @Override
     void recordFailure(int round, Throwable failure) {
         if (recordsAt < 0) {
             throw new IllegalStateException("a consumed-side stage barrier has no failure records");
@@ -172,6 +210,7 @@ final class SharedWord implements ProcessWaiting.Condition {
      * (PhaseBarrier.clearStaleFailure): a CAS of its stamp, so that a record being written, or written for
      * {@code round}, stays.
      */
+    @Override
     void clearStaleFailure(int round) {
         if (recordsAt < 0) {
             return;
@@ -185,6 +224,7 @@ final class SharedWord implements ProcessWaiting.Condition {
     }
 
     /** The failure recorded for phase {@code round}, or null: a {@link RecordedFailure} carrying its message. */
+    @Override
     Throwable failureOf(int round) {
         if (recordsAt < 0) {
             return null;
