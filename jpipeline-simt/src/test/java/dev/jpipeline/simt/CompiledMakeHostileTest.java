@@ -160,6 +160,31 @@ class CompiledMakeHostileTest {
         assertTrue(out.startsWith("ok {0=null 1 0 false a00 1.5 even; null 1 0 false b0-1 1.5 even"), out);
     }
 
+    /** A make as a resource, and a make in a finally block (javac copies it: two call sites, one per path). */
+    @Test
+    void aMakeAsAResourceAndInAFinallyBlock() {
+        int size = 48;
+        String out = assertSame(Dim3.of(2), Dim3.of(size), () -> {
+            AtomicInteger made = new AtomicInteger();
+            KernelBody body = ctx -> {
+                PipelineSharedState s = state(ctx, "s");
+                try (Pipeline p = Pipeline.make(ctx.block(), s)) {
+                    p.producerAcquire();
+                    p.producerCommit();
+                    if (ctx.threadRank() % 3 == 0) {
+                        throw new IllegalStateException("odd path");
+                    }
+                } catch (IllegalStateException e) {
+                    made.addAndGet(100);
+                } finally {
+                    made.addAndGet(use(Pipeline.make(ctx.block(), s)));
+                }
+            };
+            return new Case(body, made::toString);
+        });
+        assertEquals("ok " + 2 * (size + 100 * (size / 3)), out);
+    }
+
     /** Every rank passes a literal null state: each gets the exception, as on strands. */
     @Test
     void everyRankPassesANullLiteral() {
