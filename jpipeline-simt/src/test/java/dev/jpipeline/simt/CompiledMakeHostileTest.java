@@ -663,51 +663,6 @@ class CompiledMakeHostileTest {
         assertEquals("ok 32", out);
     }
 
-    /**
-     * One state of device scope made on by every block at once (a shared state belongs to one group at a time):
-     * in each block every rank must get the same answer, a pipeline or the clash, and nothing may hang.
-     *
-     * <p>Disabled: it fails on strands too (MakeRendezvous, not CompiledMake). A rank decides by the clash count as
-     * it reads it after its #1, and a rank of another group may count a clash between two ranks' reads, so some
-     * ranks of one group get a pipeline and the others the clash; a rank whose own slot another group's rank freed
-     * can also take that group's proposals for its own. Compiled threads, decided one after another on a few
-     * strands, show it more often. Seen: blocks whose ranks split as [1, 0, 0, 32] of 32 (strands),
-     * [32, 32, 5, 0] (compiled).
-     */
-    @org.junit.jupiter.api.Disabled("MakeRendezvous: ranks of one group may disagree when groups clash on a state")
-    @Test
-    void blocksMakingOnOneDeviceStateAtOnceAgreeWithinEachBlock() {
-        int blocks = 4;
-        int size = 32;
-        for (boolean compiled : new boolean[] {true, false}) {
-            Supplier<String> run = () -> {
-                java.util.List<String> mixed = new java.util.ArrayList<>();
-                for (int launch = 0; launch < 30; launch++) {
-                    PipelineSharedState shared = PipelineSharedState.create(ThreadScope.DEVICE, 2);
-                    AtomicIntegerArray made = new AtomicIntegerArray(blocks);
-                    String o = assertTimeoutPreemptively(BOUND, () -> outcome(Dim3.of(blocks), Dim3.of(size), ctx -> {
-                        try {
-                            Pipeline.make(ctx.block(), shared).quit();
-                            made.incrementAndGet(ctx.blockIdx().x());
-                        } catch (IllegalArgumentException e) {
-                            // a clash
-                        }
-                    }, made::toString));
-                    for (int b = 0; b < blocks; b++) {
-                        if (!o.startsWith("ok") || made.get(b) != 0 && made.get(b) != size) {
-                            mixed.add("launch " + launch + ": " + o);
-                            break;
-                        }
-                    }
-                }
-                return mixed.toString();
-            };
-            String r = compiled ? run.get() : onStrands(run);
-            System.out.println("CompiledMakeHostileTest device state (compiled " + compiled + "): " + r);
-            assertEquals("[]", r, "compiled " + compiled);
-        }
-    }
-
     // -----------------------------------------------------------------------------------------------------------
     // Sizes
 
