@@ -17,7 +17,7 @@ import java.nio.charset.StandardCharsets;
  * <pre>
  * Layout, version 2 (native byte order; offsets from the area's start, which is 128-byte aligned in the region)
  *   0     magic          long "JPSTATE1": written by the first make's rank 0
- *   8     version        int 1
+ *   8     version        int 2 (VERSION)
  *  12     stages         int     the pipeline made last: its stage count,
  *  16     group size     int       group size,
  *  20     kind           int       StageRing.Kind ordinal,
