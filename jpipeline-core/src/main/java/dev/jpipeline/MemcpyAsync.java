@@ -1,6 +1,7 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.ApiAccess;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
@@ -246,7 +247,8 @@ public final class MemcpyAsync {
         PhaseBarrier phases = barrier.phases();
         phases.checkNotCompleting("memcpy_async");
         Interleaver checked = Interleaver.current();
-        CopyService copies = checked == null ? CopyEngine.shared() : checked.copies(CopyEngine.shared());
+        CopyService shared = ApiAccess.copies(CopyEngine.shared());
+        CopyService copies = checked == null ? shared : checked.copies(shared);
         return copies.copyInto(slice(dst, from, length), slice(src, from, length), phases, phases, false);                             // a barrier's thread goes on to other work: the engine copies
     }
 

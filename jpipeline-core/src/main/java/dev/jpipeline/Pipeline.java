@@ -1,8 +1,8 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.ApiAccess;
 import dev.jpipeline.internal.MakeRendezvous;
-import dev.jpipeline.internal.PipelineAccess;
 import dev.jpipeline.internal.PipelineHandle;
 import dev.jpipeline.internal.PipelineMaker;
 import dev.jpipeline.internal.RegionFaults;
@@ -72,7 +72,7 @@ public final class Pipeline implements AutoCloseable {
     }
 
     static {    // the SIMT runtime's compiled threads make pipelines in steps (MakeRendezvous.Making)
-        PipelineAccess.install(new PipelineAccess.Doors() {
+        ApiAccess.installPipelineDoors(new ApiAccess.PipelineDoors() {
             @Override
             public Pipeline wrap(PipelineHandle h) {
                 return new Pipeline(h);
@@ -95,7 +95,7 @@ public final class Pipeline implements AutoCloseable {
      * @return a new handle, owned by the calling thread
      */
     public static Pipeline make() {
-        return new Pipeline(new ThreadHandle(CopyEngine.shared()));
+        return new Pipeline(new ThreadHandle(ApiAccess.copies(CopyEngine.shared())));
     }
 
     /**
@@ -107,7 +107,7 @@ public final class Pipeline implements AutoCloseable {
      * @return a new handle, owned by the calling thread
      */
     public static Pipeline make(CopyEngine engine) {
-        return new Pipeline(new ThreadHandle(Objects.requireNonNull(engine, "engine")));
+        return new Pipeline(new ThreadHandle(ApiAccess.copies(Objects.requireNonNull(engine, "engine"))));
     }
 
     /**

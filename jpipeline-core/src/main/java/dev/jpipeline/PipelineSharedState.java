@@ -1,6 +1,8 @@
 package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.ApiAccess;
+import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.MakeRendezvous;
@@ -53,8 +55,10 @@ public final class PipelineSharedState {
     private PipelineSharedState(Builder b) {
         this.copyEngine = b.copyEngine != null ? b.copyEngine : CopyEngine.shared();
         this.tracer = b.tracer;
-        Interleaver checked = b.checked ? new SeededInterleaver(b.checkedSeed, null) : copyEngine.interleaver();
-        this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copyEngine, tracer,
+        CopyService copies = ApiAccess.copies(copyEngine);
+        Interleaver checked = b.checked ? new SeededInterleaver(b.checkedSeed, null) : copies.interleaver();
+        this.settings = new PipelineSettings(b.scope, b.stageCount, b.waitStrategy, copies,
+            tracer == null ? null : ApiAccess.sink(tracer),
             b.region == null ? b.hangPatienceNanos : 0, b.copyPolicy, checked);
         this.region = b.region;
         this.regionOffset = b.regionOffset;
@@ -296,7 +300,7 @@ public final class PipelineSharedState {
          * @return a new shared state with these settings
          */
         public PipelineSharedState build() {
-            if (region != null && (checked || copyEngine != null && copyEngine.interleaver() != null)) {
+            if (region != null && (checked || copyEngine != null && ApiAccess.copies(copyEngine).interleaver() != null)) {
                 throw new IllegalArgumentException("checked mode is not available for a state in a shared region "
                     + "(its copies could not be held back in another process)");
             }

@@ -1,6 +1,7 @@
 package dev.jpipeline.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.ApiAccess;
 import dev.jpipeline.internal.CopyLanding;
 import dev.jpipeline.internal.CopyService;
 import dev.jpipeline.internal.CopyWorkers;
@@ -26,7 +27,7 @@ import java.util.Objects;
  * <p>Memory consistency effects: actions of the submitting thread before {@code copy} / {@code read}
  * happen-before the copy's reads and writes, which happen-before the completion.
  */
-public final class CopyEngine implements AutoCloseable, CopyService {
+public final class CopyEngine implements AutoCloseable {
 
     /** Default: copies of up to 64 KiB run inline (a hand-off to a worker costs about as much as copying them). */
     public static final long DEFAULT_INLINE_THRESHOLD = 64 * 1024;
@@ -273,49 +274,28 @@ public final class CopyEngine implements AutoCloseable, CopyService {
         engine.submit(dst, null, channel, position, completion::copyDone);
     }
 
-    /**
-     * Not API: the pipeline engine's entry ({@link CopyService}); its parameter types are not exported. Use
-     * {@code MemcpyAsync.memcpyAsync}.
-     *
-     * @param dst      where the bytes go
-     * @param src      where they come from
-     * @param target   the stage barrier the copy is tied to
-     * @param landing  where the copy's completion arrives
-     * @param onIssuer whether the issuing thread performs the copy itself
-     * @return how the copy is tied to the barrier
-     */
-    @Override
-    public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
-                                             CopyLanding landing, boolean onIssuer) {
-        return engine.copyInto(dst, src, target, landing, onIssuer);
-    }
+    /** What the pipeline engine uses of this engine (through ApiAccess.copies): its workers and checked execution. */
+    private final CopyService service = new CopyService() {
+        @Override
+        public AsyncContractFulfillment copyInto(MemorySegment dst, MemorySegment src, PhaseBarrier target,
+                                                 CopyLanding landing, boolean onIssuer) {
+            return engine.copyInto(dst, src, target, landing, onIssuer);
+        }
 
-    /**
-     * Not API: the pipeline engine's entry for file reads ({@link CopyService}).
-     *
-     * @param dst      where the bytes go
-     * @param channel  the file to read from
-     * @param position the file position of the first byte
-     * @param target   the stage barrier the read is tied to
-     * @param landing  where the read's completion arrives
-     * @param onIssuer whether the issuing thread performs the read itself
-     * @return how the read is tied to the barrier
-     */
-    @Override
-    public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
-                                             PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
-        return engine.readInto(dst, channel, position, target, landing, onIssuer);
-    }
+        @Override
+        public AsyncContractFulfillment readInto(MemorySegment dst, FileChannel channel, long position,
+                                                 PhaseBarrier target, CopyLanding landing, boolean onIssuer) {
+            return engine.readInto(dst, channel, position, target, landing, onIssuer);
+        }
 
-    /**
-     * Not API: checked execution for the thread-scope pipelines that use this engine ({@link CopyService}), or null
-     * when the engine is not {@link #checked}.
-     *
-     * @return the interleaver, or null
-     */
-    @Override
-    public Interleaver interleaver() {
-        return checked;
+        @Override
+        public Interleaver interleaver() {
+            return checked;
+        }
+    };
+
+    static {    // the engine's door: the pipeline engine reaches the workers without a public method
+        ApiAccess.installCopyEngineDoor(e -> e.service);
     }
 
     /**

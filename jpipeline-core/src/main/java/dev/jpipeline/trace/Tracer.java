@@ -1,7 +1,7 @@
 package dev.jpipeline.trace;
 
 import dev.jpipeline.internal.TraceLane;
-import dev.jpipeline.internal.TraceSink;
+import dev.jpipeline.internal.ApiAccess;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +43,7 @@ import java.util.function.Consumer;
  */
 // "exports": TraceSink and TraceLane are deliberately not exported; only the pipeline engine records events
 @SuppressWarnings("exports")
-public final class Tracer implements TraceSink {
+public final class Tracer {
 
     /** Events each ring of a lane keeps by default: 65,536 (2.5 MiB once full). */
     public static final int DEFAULT_EVENTS_PER_LANE = 1 << 16;
@@ -107,11 +107,15 @@ public final class Tracer implements TraceSink {
      * @param role   the handle's role
      * @return the new lane
      */
-    @Override
-    public TraceLane lane(String thread, int rank, String role) {
+    /** A new lane for one pipeline handle (the TraceSink the engine reaches through ApiAccess.sink). */
+    TraceLane lane(String thread, int rank, String role) {
         TraceLane lane = new TraceLane(origin, thread, rank, role, eventsPerLane);
         lanes.add(lane);
         return lane;
+    }
+
+    static {    // the tracer's door: the engine gets lanes without a public method taking engine types
+        ApiAccess.installTracerDoor(t -> t::lane);
     }
 
     /**

@@ -5,7 +5,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineRole;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.internal.MakeRendezvous;
-import dev.jpipeline.internal.PipelineAccess;
+import dev.jpipeline.internal.ApiAccess;
 
 /**
  * {@code Pipeline.make(ctx.block(), state, ...)} at a compiled thread (RegionCompiler.isMake): the collective make,
@@ -83,7 +83,7 @@ final class CompiledMake {
         if (state == null || group != ctx.block() || kt.context != ctx) {
             return null;                // not the thread's own block, or not a thread compiled on its scheduler
         }
-        return PipelineAccess.maker(state) instanceof MakeRendezvous in ? in : null;
+        return ApiAccess.maker(state) instanceof MakeRendezvous in ? in : null;
     }
 
     private static Pipeline begun(KernelContext ctx, MakeRendezvous.Making making) {
@@ -98,7 +98,7 @@ final class CompiledMake {
         }
         ctx.thread().making = null;
         making.end();
-        return PipelineAccess.wrap(making.handle());
+        return ApiAccess.wrap(making.handle());
     }
 
     /** {@code kt}'s make in progress, if any, is over: the launch was aborted at one of its syncs, or kt ended. */

@@ -27,7 +27,7 @@ public class TraceRingOwnerOverwrites {
     private static final int CAPACITY = 16;
 
     private final Tracer tracer = Tracer.create(CAPACITY);
-    private final TraceLane lane = tracer.lane("owner", 0, "producer");
+    private final TraceLane lane = dev.jpipeline.internal.ApiAccess.sink(tracer).lane("owner", 0, "producer");
     private final TraceRingReader reader = new TraceRingReader(tracer);
 
     public TraceRingOwnerOverwrites() {
