@@ -8,6 +8,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.EngineProbe;
+import dev.jpipeline.internal.PhaseBarrier;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
@@ -174,7 +176,7 @@ class HostileReviewTest {
         assertTimeoutPreemptively(BOUND, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
                 .detectDeadlocks(Duration.ofMillis(20)).build();
-            AtomicReference<Object> stageBarrier = new AtomicReference<>();
+            AtomicReference<PhaseBarrier> stageBarrier = new AtomicReference<>();
             CountDownLatch measured = new CountDownLatch(1);
             AtomicReference<Integer> depth = new AtomicReference<>();
             ThreadTeam.ofPlatform(3).run(BOUND, g -> {
@@ -303,7 +305,7 @@ class HostileReviewTest {
                         try {
                             together.await();
                             Pipeline pipe = Pipeline.make(g, state);
-                            rings[who] = EngineFields.get(pipe.handle(), "ring");
+                            rings[who] = EngineProbe.ring(pipe.handle());
                         } catch (Throwable t) {
                             errors[who] = t;
                         }
@@ -550,26 +552,13 @@ class HostileReviewTest {
     // Helpers (same module: the engine's fields are read reflectively, nothing is changed)
 
     /** The produced barrier of stage {@code s} behind a block-scope pipeline handle. */
-    private static Object producedBarrier(Pipeline pipe, int s) {
-        try {
-            return EngineFields.groups(pipe, "produced")[0][s];
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+    private static PhaseBarrier producedBarrier(Pipeline pipe, int s) {
+        return EngineProbe.groups(pipe.handle(), true)[0][s];
     }
 
     /** Nodes in a PhaseBarrier's waiter stack, live or given up. */
-    private static int stackDepth(Object phaseBarrier) {
-        try {
-            int n = 0;
-            Object word = EngineFields.get(phaseBarrier, "word");
-            for (Object w = EngineFields.get(word, "waiters"); w != null; w = EngineFields.get(w, "next")) {
-                n++;
-            }
-            return n;
-        } catch (ReflectiveOperationException e) {
-            throw new AssertionError(e);
-        }
+    private static int stackDepth(PhaseBarrier phaseBarrier) {
+        return EngineProbe.stackDepth(phaseBarrier);
     }
 
     /** A "file" of {@code size} bytes whose positional reads fill the buffer without touching it. */

@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.internal.EngineProbe;
+import dev.jpipeline.internal.PhaseBarrier;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
@@ -85,19 +87,15 @@ class StageGroupsTest {
                 }
                 g.sync();
                 if (rank == 2) {                    // fast-forward: `rounds` batches produced by rank 1, consumed
-                    try {
-                        Object[][] produced = EngineFields.groups(pipes[2], "produced");
-                        Object[][] consumed = EngineFields.groups(pipes[2], "consumed");
-                        if (EngineFields.word(produced[0][0]) != 0) {
-                            throw new AssertionError("group 0 should be at phase 0, expected 0");
-                        }
-                        EngineFields.setWord(produced[1][0], ((long) rounds << 41) | (1L << 20));
-                        EngineFields.setWord(consumed[0][0], ((long) rounds << 41) | (1L << 20));
-                        EngineFields.set(pipes[1].handle(), "headRound", (long) rounds);
-                        EngineFields.set(pipes[2].handle(), "tailRound", (long) rounds);
-                    } catch (ReflectiveOperationException e) {
-                        throw new AssertionError(e);
+                    PhaseBarrier[][] produced = EngineProbe.groups(pipes[2].handle(), true);
+                    PhaseBarrier[][] consumed = EngineProbe.groups(pipes[2].handle(), false);
+                    if (EngineProbe.word(produced[0][0]) != 0) {
+                        throw new AssertionError("group 0 should be at phase 0, expected 0");
                     }
+                    EngineProbe.setWord(produced[1][0], ((long) rounds << 41) | (1L << 20));
+                    EngineProbe.setWord(consumed[0][0], ((long) rounds << 41) | (1L << 20));
+                    EngineProbe.setHeadRound(pipes[1].handle(), rounds);
+                    EngineProbe.setTailRound(pipes[2].handle(), rounds);
                 }
                 g.sync();
                 if (rank == 1) {

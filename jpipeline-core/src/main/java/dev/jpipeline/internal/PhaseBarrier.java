@@ -199,6 +199,11 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
         return ((HeapBarrierWord) word).index();
     }
 
+    /** Its word (tests' EngineProbe). */
+    BarrierWord word() {
+        return word;
+    }
+
     /** Arrivals each phase currently needs. */
     public int expected() {
         return expectedOf(lvState());

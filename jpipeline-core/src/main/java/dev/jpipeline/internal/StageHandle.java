@@ -83,14 +83,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
     }
 
-    private final StageRing ring;
+    final StageRing ring;               // package-private: tests' EngineProbe reads it
     /** The ring's shared region, or null: then this handle's cursors are copied to its rank's slot. */
     private final RegionStages region;
     /** In a region: the landings in flight of this mapping's handles on the state, which closing it waits for. */
     private final AtomicLong landings;
     /** The sides: waits read every group of the other side's stage. */
-    private final StageSide produced;
-    private final StageSide consumed;
+    final StageSide produced;           // package-private, as are the rounds below: EngineProbe
+    final StageSide consumed;
     /** This thread's group's barriers on the side(s) it takes (one per stage): set with the side, else null. */
     private PhaseBarrier[] myProduced;
     private PhaseBarrier[] myConsumed;
@@ -123,9 +123,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * fast single-stage pipeline, and a wrapped round would disable the waits and the look-ahead bounds). Barriers
      * get the round's low 32 bits, which they compare modulo 2^23.
      */
-    private long headRound;
+    long headRound;
     private int tail;
-    private long tailRound;
+    long tailRound;
     /** Batches below this one are known released by every consumer (the producer's look-ahead). */
     private long releasedKnown;
     /** Batches below this one are known complete (the consumer's look-ahead). */
