@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
-import java.lang.reflect.Field;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
@@ -43,12 +42,6 @@ class RoundCounterWrapTest {
         return thread.submit(task).get(10, TimeUnit.SECONDS);
     }
 
-    private static void set(Object o, String field, Object value) throws ReflectiveOperationException {
-        Field f = StageHandle.class.getDeclaredField(field);
-        f.setAccessible(true);
-        f.set(o, value);
-    }
-
     /** Barrier word of phase {@code round} (mod 2^23), 1 expected, 0 arrived. */
     private static void atPhase(PhaseBarrier b, int round) {
         b.words()[b.wordIndex()] = ((long) (round & PhaseBarrier.PHASE_MASK) << 41) | (1L << 20);
@@ -67,12 +60,12 @@ class RoundCounterWrapTest {
         StageRing ring = ring();
         StageHandle producer = on(producerThread, () -> {
             StageHandle h = new StageHandle(ring, 0, true, 0);
-            set(h, "headRound", ROUND);
+            h.headRound = ROUND;
             return h;
         });
         StageHandle consumer = on(consumerThread, () -> {
             StageHandle h = new StageHandle(ring, 1, false, 0);
-            set(h, "tailRound", ROUND);
+            h.tailRound = ROUND;
             return h;
         });
         on(producerThread, () -> {
@@ -95,7 +88,7 @@ class RoundCounterWrapTest {
         StageRing ring = ring();
         StageHandle producer = on(producerThread, () -> {
             StageHandle h = new StageHandle(ring, 0, true, 0);
-            set(h, "headRound", ROUND);
+            h.headRound = ROUND;
             return h;
         });
         on(producerThread, () -> {
