@@ -29,13 +29,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * only after #2, and a rank writes its next proposal only after removing its own, so consecutive makes on one
  * state by one group never mix: each completes for all ranks before the next begins. A rank that made on another
  * shared state is simply missing from this state's proposals. Two groups making on one state at once: a thread
- * that finds its rank taken counts a clash before its #1, and every make that sees a clash after its #1 fails,
- * so a ring is never shared between groups.
+ * that finds its rank taken counts a clash before its #1, and every rank that sees a clash after its #1 fails,
+ * so a ring is never shared between groups. Ranks of one group read the clash count at different times, and
+ * another group's clash may be counted between two reads; so that every rank of the group still gets the same
+ * answer, rank 0's make (the lead, which a group without a clash of its own holds in slot 0 from before its #1 to
+ * after its #2) is sealed: a rank whose verdict fails marks the lead failed before its #2, and after #2 every
+ * rank seals the lead (the first one wins) and fails when it was marked. Rank 0 forgets the ring before its slot
+ * is free, so a next make never finds this make's ring.
  */
 public final class MakeRendezvous implements PipelineMaker {
 
     private final PipelineSettings settings;
-    private final Map<Integer, Proposal> proposals = new ConcurrentHashMap<>();
+    /** Each rank's make in progress, by rank: its proposal, and (rank 0's) the make's seal. */
+    private final Map<Integer, Making> proposals = new ConcurrentHashMap<>();
     /** The ring of the make in progress: created under this object's lock after #1, forgotten after #2. */
     private StageRing ring;
     /**
@@ -129,6 +135,14 @@ public final class MakeRendezvous implements PipelineMaker {
         private final int rank;
         private final Proposal mine;
         private final boolean mineIn;
+        /**
+         * Rank 0's make is its group's lead: every rank of the group fails it (OPEN to FAILED) before its #2 when its
+         * own verdict fails, and after #2 seals it (OPEN to SEALED) and reads it, so that all get the same answer
+         * even when another group's clash was counted between two of their reads.
+         */
+        private final java.util.concurrent.atomic.AtomicInteger seal = new java.util.concurrent.atomic.AtomicInteger();
+        /** The lead this rank saw after #1 (rank 0's make in the map then), or null. */
+        private Making lead;
         private boolean decided;
         private boolean ended;
         private StageHandle handle;
@@ -137,7 +151,7 @@ public final class MakeRendezvous implements PipelineMaker {
         private Making(int rank, Proposal mine) {
             this.rank = rank;
             this.mine = mine;
-            this.mineIn = proposals.putIfAbsent(rank, mine) == null;
+            this.mineIn = proposals.putIfAbsent(rank, this) == null;
             if (!mineIn) {
                 CLASHES.getAndAdd(MakeRendezvous.this, 1);  // counted before #1: the makes it overlaps see it after #1
             }
@@ -146,6 +160,7 @@ public final class MakeRendezvous implements PipelineMaker {
         /** After #1 (every proposal is written): the verdict, and this rank's handle on the ring if it is good. */
         public void decide() {
             decided = true;
+            lead = proposals.get(0);    // a group without a clash holds its own slots until its #2: its rank 0's
             try {
                 failure = mineIn ? verdict(mine, rank) : clash(rank);
                 if (failure == null) {
@@ -154,6 +169,9 @@ public final class MakeRendezvous implements PipelineMaker {
                 }
             } catch (RuntimeException | Error e) {
                 failure = e;                    // still take part in #2: the peers must not wait for this rank
+            }
+            if (failure != null && lead != null) {
+                lead.seal.compareAndSet(OPEN, FAILED);  // before this rank's #2: every peer reads it after #2
             }
         }
 
@@ -171,12 +189,12 @@ public final class MakeRendezvous implements PipelineMaker {
                 return;
             }
             ended = true;
-            forget(rank, mineIn);
             if (decided && rank == 0) {
                 synchronized (MakeRendezvous.this) {
-                    ring = null;
+                    ring = null;        // before rank 0's slot is free: a next make's #1 needs that slot
                 }
             }
+            forget(rank, mineIn);
         }
 
         /**
@@ -185,6 +203,13 @@ public final class MakeRendezvous implements PipelineMaker {
          * @throws IllegalArgumentException when the ranks disagreed or asked for an invalid pipeline
          */
         public PipelineHandle handle() {
+            if (failure == null && lead != null) {
+                lead.seal.compareAndSet(OPEN, SEALED);  // the first rank past #2 seals: a later clash cannot fail it
+                if (lead.seal.get() == FAILED) {
+                    failure = clash(rank);              // a peer's verdict (or an overlapping group) failed the make
+                    handle = null;
+                }
+            }
             if (failure instanceof RuntimeException r) {
                 throw r;
             }
@@ -194,6 +219,10 @@ public final class MakeRendezvous implements PipelineMaker {
             return handle;
         }
     }
+
+    private static final int OPEN = 0;
+    private static final int FAILED = 1;
+    private static final int SEALED = 2;
 
     /** After #2 (or a broken #1): this rank's proposal goes, or its clash is over. */
     private void forget(int rank, boolean mineIn) {
@@ -214,7 +243,8 @@ public final class MakeRendezvous implements PipelineMaker {
             int producers = switch (p.kind()) {
                 case UNIFIED -> p.groupSize();
                 case BY_COUNT -> p.producers();
-                case BY_ROLE -> (int) proposals.values().stream().filter(q -> q.role() == PipelineRole.PRODUCER).count();
+                case BY_ROLE -> (int) proposals.values().stream()
+                    .filter(q -> q.mine.role() == PipelineRole.PRODUCER).count();
             };
             int consumers = p.kind() == StageRing.Kind.UNIFIED ? p.groupSize() : p.groupSize() - producers;
             ring = new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
@@ -231,8 +261,8 @@ public final class MakeRendezvous implements PipelineMaker {
             return rank;
         }
         int below = 0;
-        for (Map.Entry<Integer, Proposal> e : proposals.entrySet()) {
-            below += e.getKey() < rank && e.getValue().role() == mine.role() ? 1 : 0;
+        for (Map.Entry<Integer, Making> e : proposals.entrySet()) {
+            below += e.getKey() < rank && e.getValue().mine.role() == mine.role() ? 1 : 0;
         }
         return below;
     }
@@ -246,7 +276,9 @@ public final class MakeRendezvous implements PipelineMaker {
         if (clashes > 0) {
             return clash(myRank);
         }
-        return verdict(mine, myRank, new TreeMap<>(proposals));
+        Map<Integer, Proposal> all = new TreeMap<>();
+        proposals.forEach((r, m) -> all.put(r, m.mine));
+        return verdict(mine, myRank, all);
     }
 
     /** The group size and rank's checks: null when they are in range. */

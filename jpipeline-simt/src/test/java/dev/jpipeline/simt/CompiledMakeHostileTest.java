@@ -816,4 +816,44 @@ class CompiledMakeHostileTest {
         }
         assertEquals(12, Kernel.runs().compiledBlocks() - compiledBlocks, "each compiled schedule's block ran compiled");
     }
+
+    /**
+     * One state of device scope made on by every block at once (a shared state belongs to one group at a time):
+     * in each block every rank must get the same answer, a pipeline or the clash, and nothing may hang.
+     * Before MakeRendezvous sealed its make's lead, ranks of one block split as [1, 0, 0, 32] of 32 (strands) and
+     * [32, 32, 5, 0] (compiled): a rank decided by the clash count as it read it, and another block's clash could
+     * be counted between two ranks' reads.
+     */
+    @Test
+    void blocksMakingOnOneDeviceStateAtOnceAgreeWithinEachBlock() {
+        int blocks = 4;
+        int size = 32;
+        for (boolean compiled : new boolean[] {true, false}) {
+            Supplier<String> run = () -> {
+                java.util.List<String> mixed = new java.util.ArrayList<>();
+                for (int launch = 0; launch < 30; launch++) {
+                    PipelineSharedState shared = PipelineSharedState.create(ThreadScope.DEVICE, 2);
+                    AtomicIntegerArray made = new AtomicIntegerArray(blocks);
+                    String o = assertTimeoutPreemptively(BOUND, () -> outcome(Dim3.of(blocks), Dim3.of(size), ctx -> {
+                        try {
+                            Pipeline.make(ctx.block(), shared).quit();
+                            made.incrementAndGet(ctx.blockIdx().x());
+                        } catch (IllegalArgumentException e) {
+                            // a clash
+                        }
+                    }, made::toString));
+                    for (int b = 0; b < blocks; b++) {
+                        if (!o.startsWith("ok") || made.get(b) != 0 && made.get(b) != size) {
+                            mixed.add("launch " + launch + ": " + o);
+                            break;
+                        }
+                    }
+                }
+                return mixed.toString();
+            };
+            String r = compiled ? run.get() : onStrands(run);
+            System.out.println("CompiledMakeHostileTest device state (compiled " + compiled + "): " + r);
+            assertEquals("[]", r, "compiled " + compiled);
+        }
+    }
 }
