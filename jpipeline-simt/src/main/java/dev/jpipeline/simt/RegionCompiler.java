@@ -1008,6 +1008,12 @@ final class RegionCompiler {
                 invoke.typeSymbol().insertParameterTypes(arguments, CD_KERNEL_CONTEXT));
             Label go = b.newLabel();
             b.dup().ifnonnull(go).pop();
+            spillAndReturn(b, state, temps, k);
+            b.labelBinding(go);
+        }
+
+        /** Keeps {@code state}'s locals and the temporaries {@code temps} in the frame, and returns k + 1. */
+        private void spillAndReturn(CodeBuilder b, State state, VType[] temps, int k) {
             VType[] locals = state.locals();
             for (int s = 0; s < locals.length; s++) {
                 spillLocal(b, locals[s], s);
@@ -1016,7 +1022,6 @@ final class RegionCompiler {
                 spillLocal(b, temps[s], tempBase + s);
             }
             b.loadConstant(k + 1).ireturn();
-            b.labelBinding(go);
         }
 
         /**
@@ -1058,14 +1063,7 @@ final class RegionCompiler {
                 slot -= v.wide() ? 2 : 1;
                 storeTemp(b, v, SHIFT + tempBase + slot);
             }
-            VType[] locals = state.locals();
-            for (int s = 0; s < locals.length; s++) {
-                spillLocal(b, locals[s], s);
-            }
-            for (int s = 0; s < temps.length; s++) {
-                spillLocal(b, temps[s], tempBase + s);
-            }
-            b.loadConstant(k + 1).ireturn();
+            spillAndReturn(b, state, temps, k);
             b.labelBinding(resume[k]);
             unwindHere(b);
             slot = 0;

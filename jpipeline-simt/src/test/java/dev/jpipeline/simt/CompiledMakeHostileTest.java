@@ -12,6 +12,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineRole;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.simt.CompiledOrStrands.Case;
 import java.time.Duration;
 import java.util.Map;
 import java.util.TreeMap;
@@ -37,9 +38,6 @@ class CompiledMakeHostileTest {
         assumeTrue(ResumptionScan.switchedOn(), "compilation switched off for this run");
     }
 
-    /** A kernel and what it leaves behind, made afresh for each run. */
-    record Case(KernelBody body, Supplier<String> out) {
-    }
 
     private static void assertOnScheduler(KernelBody body) {
         ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
@@ -48,16 +46,9 @@ class CompiledMakeHostileTest {
         assertTrue(verdict.compiled().blockSyncs() >= 1, "its make is a block sync point");
     }
 
-    /** The outcome of a fresh case compiled, then of another on strands: both bounded; returns {compiled, strands}. */
+    /** The outcome of a fresh case compiled, then of another on strands: {compiled, strands}. */
     private static String[] both(Dim3 grid, Dim3 block, Supplier<Case> make) {
-        Case compiled = make.get();
-        assertOnScheduler(compiled.body());
-        String c = assertTimeoutPreemptively(BOUND, () -> outcome(grid, block, compiled.body(), compiled.out()),
-            "compiled");
-        Case strands = make.get();
-        String s = assertTimeoutPreemptively(BOUND, () -> onStrands(() -> outcome(grid, block, strands.body(),
-            strands.out())), "strands");
-        return new String[] {c, s};
+        return CompiledOrStrands.both(grid, block, make, CompiledMakeHostileTest::assertOnScheduler, BOUND);
     }
 
     /** Compiled equals strands; returns the outcome. */

@@ -10,6 +10,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.simt.CompiledOrStrands.Case;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
@@ -40,20 +41,10 @@ class CompiledOnSchedulerHostileTest {
             + verdict.refusal());
     }
 
-    /** A kernel and what it leaves behind, made afresh for each run. */
-    record Case(KernelBody body, Supplier<String> out) {
-    }
 
-    /** The outcome of a fresh case compiled, then of another on strands: both with a bound. */
+    /** The outcome of a fresh case compiled, then of another on strands: {compiled, strands}. */
     private static String[] both(Dim3 grid, Dim3 block, Supplier<Case> make) {
-        Case compiled = make.get();
-        assertOnScheduler(compiled.body());
-        String c = assertTimeoutPreemptively(BOUND, () -> outcome(grid, block, compiled.body(), compiled.out()),
-            "compiled");
-        Case strands = make.get();
-        String s = assertTimeoutPreemptively(BOUND, () -> onStrands(() -> outcome(grid, block, strands.body(),
-            strands.out())), "strands");
-        return new String[] {c, s};
+        return CompiledOrStrands.both(grid, block, make, CompiledOnSchedulerHostileTest::assertOnScheduler, BOUND);
     }
 
     private static void assertSame(Dim3 grid, Dim3 block, Supplier<Case> make) {

@@ -30,6 +30,26 @@ final class CompiledOrStrands {
         }
     }
 
+    /** A kernel and what it leaves behind, made afresh for each run. */
+    record Case(KernelBody body, Supplier<String> out) {
+    }
+
+    /**
+     * The outcome of a fresh case compiled (after {@code check} of its body), then of another on strands, both within
+     * {@code bound}: {compiled, strands}.
+     */
+    static String[] both(Dim3 grid, Dim3 block, Supplier<Case> make, java.util.function.Consumer<KernelBody> check,
+                         java.time.Duration bound) {
+        Case compiled = make.get();
+        check.accept(compiled.body());
+        String c = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(bound,
+            () -> outcome(grid, block, compiled.body(), compiled.out()), "compiled");
+        Case strands = make.get();
+        String s = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(bound,
+            () -> onStrands(() -> outcome(grid, block, strands.body(), strands.out())), "strands");
+        return new String[] {c, s};
+    }
+
     /**
      * Launches {@code body} and returns its outcome: "ok", or the failure's first line and cause, then {@code out}.
      * A hang's first line says how long strands watched it (compiled: found at once): compared without that.
