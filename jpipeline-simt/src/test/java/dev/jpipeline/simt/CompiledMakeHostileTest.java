@@ -38,12 +38,9 @@ class CompiledMakeHostileTest {
         assumeTrue(ResumptionScan.switchedOn(), "compilation switched off for this run");
     }
 
-
     private static void assertOnScheduler(KernelBody body) {
-        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
-        assertTrue(verdict.onScheduler(), () -> "not compiled on the scheduler: " + verdict.reason() + " / "
-            + verdict.refusal());
-        assertTrue(verdict.compiled().blockSyncs() >= 1, "its make is a block sync point");
+        assertTrue(CompiledOrStrands.assertOnScheduler(body).compiled().blockSyncs() >= 1,
+            "its make is a block sync point");
     }
 
     /** The outcome of a fresh case compiled, then of another on strands: {compiled, strands}. */

@@ -36,11 +36,8 @@ class CompiledOnSchedulerHostileTest {
     }
 
     private static void assertOnScheduler(KernelBody body) {
-        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
-        assertTrue(verdict.onScheduler(), () -> "not compiled on the scheduler: " + verdict.reason() + " / "
-            + verdict.refusal());
+        CompiledOrStrands.assertOnScheduler(body);
     }
-
 
     /** The outcome of a fresh case compiled, then of another on strands: {compiled, strands}. */
     private static String[] both(Dim3 grid, Dim3 block, Supplier<Case> make) {

@@ -30,6 +30,14 @@ final class CompiledOrStrands {
         }
     }
 
+    /** Asserts that {@code body} runs compiled on its blocks' schedulers (ResumptionScan's verdict onScheduler). */
+    static ResumptionScan.Verdict assertOnScheduler(KernelBody body) {
+        ResumptionScan.Verdict verdict = ResumptionScan.scan(body);
+        org.junit.jupiter.api.Assertions.assertTrue(verdict.onScheduler(),
+            () -> "not compiled on the scheduler: " + verdict.reason() + " / " + verdict.refusal());
+        return verdict;
+    }
+
     /** A kernel and what it leaves behind, made afresh for each run. */
     record Case(KernelBody body, Supplier<String> out) {
     }
