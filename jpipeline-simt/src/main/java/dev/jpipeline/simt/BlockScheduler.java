@@ -17,9 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * a wake from outside the block (a landing copy, another block's thread, a timed wait that expired) hands the turn
  * to the woken thread.
  *
- * Checked execution (CheckedLaunch): the session's seed picks instead, among the ready threads, the next unstarted
- * one and the copies in flight, at every scheduling point of the holder (yieldPoint) as well; a block with no
- * candidate but blocked threads has hung, unless a timed wait can time out on the virtual clock.
+ * Who gets the turn is the block's TurnPolicy's: FairTurns is the round-robin above; under checked execution
+ * CheckedTurns lets the session's seed pick among the ready threads, the next unstarted one and the copies in
+ * flight, at every scheduling point of the holder (yieldPoint) as well, and keeps checked execution's state (virtual
+ * deadlines, landings, the hang finding): this class never writes it.
  *
  * Lazy threads: a thread starts as a plain call on the strand (Strand: a virtual thread) that picked it, and keeps
  * that strand only if it blocks; a thread that finishes hands its strand to the next unstarted thread. A kernel
@@ -54,8 +55,8 @@ final class BlockScheduler implements HangDetector.Participant {
     final Launch launch;
     final BlockState block;
     final int slot;
-    /** The launch's checked execution, or null: then the session decides, at every scheduling point. */
-    private final CheckedLaunch checked;
+    /** Who gets the turn: FairTurns, or CheckedTurns under checked execution. */
+    private final TurnPolicy policy;
     /** Started threads by rank: the abort wakes every blocked one. Guarded by this. */
     private final KernelThread[] threads;
     /** Ready threads, oldest first: a circular queue. Guarded by this. */
@@ -96,7 +97,7 @@ final class BlockScheduler implements HangDetector.Participant {
         this.launch = launch;
         this.block = block;
         this.slot = slot;
-        this.checked = launch.checked;
+        this.policy = launch.checked == null ? FairTurns.INSTANCE : new CheckedTurns(launch.checked);
         int threadsKept = launch.plain ? 1 : block.size;    // a plain block has one thread object, its first
         this.threads = new KernelThread[threadsKept];
         this.ready = new KernelThread[threadsKept];
@@ -136,10 +137,7 @@ final class BlockScheduler implements HangDetector.Participant {
     KernelThread finished(KernelThread kt) {
         KernelThread next;
         boolean blockDone;
-        if (checked != null && !launch.aborted()) {
-            block.syncThreads.check.exited(kt);
-            block.warps[kt.rank / Kernel.WARP_SIZE].exited(kt);
-        }
+        policy.exiting(kt);
         synchronized (this) {
             kt.state = KernelThread.FINISHED;
             finishedCount++;
@@ -171,10 +169,7 @@ final class BlockScheduler implements HangDetector.Participant {
                 return;
             }
             kt.state = KernelThread.BLOCKED;
-            if (checked != null) {
-                checked.deadlines[kt.rank] = deadline;     // virtual: the scheduler wakes it when time passes
-                deadline = Deadlines.NO_DEADLINE;
-            }
+            deadline = policy.blocking(kt, deadline);
             next = released ? startUnstartedLocked() : passTurn();
         }
         if (next != null && released && next.strand == null) {
@@ -284,7 +279,7 @@ final class BlockScheduler implements HangDetector.Participant {
     KernelThread yieldTurn(KernelThread kt) {
         KernelThread next;
         synchronized (this) {
-            if (released || readyCount == 0 && nextRank >= block.size || checked != null) {
+            if (released || readyCount == 0 && nextRank >= block.size || policy.ordersEveryThread()) {
                 return kt;
             }
             next = requeueLocked(kt);
@@ -366,13 +361,13 @@ final class BlockScheduler implements HangDetector.Participant {
     private void yieldPointNow(KernelThread kt, String what) {
         KernelThread next;
         synchronized (this) {
-            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
+            if (!policy.mayHandOn(this, kt)) {
                 return;
             }
             enqueueReady(kt);
             next = passTurn();
             if (next != kt) {
-                checked.session.trace(kt, " at ", what, " -> ", next);
+                policy.handedOn(kt, what, next);
             }
         }
         if (next != kt) {
@@ -400,14 +395,14 @@ final class BlockScheduler implements HangDetector.Participant {
         KernelThread next;
         synchronized (this) {
             kt.yieldDecided = beforeCall;
-            if (readyCount == 0 && nextRank == block.size && checked.pendingCopies() == 0 || !checked.switches(kt)) {
+            if (!policy.mayHandOn(this, kt)) {
                 return kt;
             }
             next = requeueLocked(kt);
             if (next == kt) {
                 return kt;
             }
-            checked.session.trace(kt, " at ", what, " -> ", next);
+            policy.handedOn(kt, what, next);
         }
         return next;                        // not run yet: kt's step has not kept its frame (Strand runs it after)
     }
@@ -419,7 +414,7 @@ final class BlockScheduler implements HangDetector.Participant {
      * (releaseTurn). A holder that computes long with nothing else to run is left alone.
      */
     void watchTurn(long now) {
-        if (done || checked != null) {
+        if (done || policy.ordersEveryThread()) {
             return;
         }
         KernelThread h = released ? null : holder;
@@ -541,7 +536,8 @@ final class BlockScheduler implements HangDetector.Participant {
                         toUnpark = t != null ? t : toUnpark;
                     }
                 }
-                if (kt != null && checked != null && kt.state != KernelThread.FINISHED && kt.strand != null) {
+                if (kt != null && policy.ordersEveryThread() && kt.state != KernelThread.FINISHED
+                    && kt.strand != null) {
                     LockSupport.unpark(kt.strand.thread());     // checked: it unwinds at once (unwindAtOnce)
                 }
             }
@@ -563,7 +559,7 @@ final class BlockScheduler implements HangDetector.Participant {
      * rule gives way to letting every thread leave.
      */
     private boolean unwindAtOnce() {
-        return checked != null && launch.aborted();
+        return policy.ordersEveryThread() && launch.aborted();
     }
 
     /** The thread holding the turn now, or null: read by the launching thread's watch. */
@@ -657,7 +653,7 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     /** Under the lock: {@code kt} waits for the turn, behind the threads already ready. */
-    private void enqueueReady(KernelThread kt) {
+    void enqueueReady(KernelThread kt) {
         kt.state = KernelThread.READY;
         int at = readyHead + readyCount++;
         ready[at >= ready.length ? at - ready.length : at] = kt;
@@ -672,9 +668,11 @@ final class BlockScheduler implements HangDetector.Participant {
             unfinished -= block.size - nextRank;        // never started: the abort stops the block here
             nextRank = block.size;
         }
-        if (checked != null) {
-            return passTurnChecked();
-        }
+        return policy.next(this);
+    }
+
+    /** Under the lock: FairTurns' pick (see the class comment), or null when the block goes idle. */
+    KernelThread roundRobin() {
         boolean canStart = nextRank < block.size;
         if (readyCount == 0 && !canStart) {
             KernelThread waiter = released ? null : stacklessWaiterLocked();
@@ -691,7 +689,7 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     /** Under the lock: the turn goes to ready thread {@code choice}, or to a new thread when it is readyCount. */
-    private KernelThread giveTurn(int choice) {
+    KernelThread giveTurn(int choice) {
         KernelThread next;
         if (choice == readyCount) {
             next = new KernelThread(this, nextRank);
@@ -704,68 +702,34 @@ final class BlockScheduler implements HangDetector.Participant {
         return next;
     }
 
-    /**
-     * Under the lock, under checked execution: the session decides whether a copy in flight lands (which, then it
-     * decides again), else which of the ready threads and the next unstarted one runs; copies always land when no
-     * thread can run. With no candidate, time passes to the earliest timed wait, or the block has hung (reported at
-     * once) or ends.
-     */
-    private KernelThread passTurnChecked() {
-        for (;;) {
-            boolean canStart = nextRank < block.size;
-            int threadCandidates = readyCount + (canStart ? 1 : 0);
-            int candidates = threadCandidates + checked.pendingCopies();
-            if (candidates == 0) {
-                if (unfinished == 0 || !unblockOne()) {
-                    holder = null;
-                    return null;
-                }
-                continue;
-            }
-            int copies = candidates - threadCandidates;
-            if (copies > 0 && (threadCandidates == 0 || checked.session.landsNow())) {
-                checked.land(copies == 1 ? 0 : checked.session.choose(copies));   // may wake threads: they get ready
-                continue;
-            }
-            return giveTurn(threadCandidates == 1 ? 0 : checked.session.choose(threadCandidates));
-        }
+    /** Under the lock: the block goes idle (nobody holds the turn). */
+    void goIdle() {
+        holder = null;
     }
 
-    /**
-     * Under the lock, under checked execution, nothing can run but threads are blocked: the earliest timed wait
-     * times out (the virtual clock moves to its deadline), or, with none, the block has hung: reported, and every
-     * blocked thread made ready to unwind. Returns whether a thread became ready.
-     */
-    private boolean unblockOne() {
-        KernelThread earliest = null;
-        for (int r = 0; r < nextRank; r++) {
-            KernelThread kt = threads[r];
-            long deadline = checked.deadlines[r];
-            if (kt != null && kt.state == KernelThread.BLOCKED && deadline != Deadlines.NO_DEADLINE
-                && (earliest == null || deadline - checked.deadlines[earliest.rank] < 0)) {
-                earliest = kt;
-            }
-        }
-        if (earliest != null && !launch.aborted()) {
-            checked.session.advanceTo(checked.deadlines[earliest.rank]);
-            checked.session.trace(earliest, " times out");
-            checked.deadlines[earliest.rank] = Deadlines.NO_DEADLINE;
-            enqueueReady(earliest);
-            return true;
-        }
-        if (!launch.aborted()) {
-            checked.fail(FindingKind.HANG, "block " + block.blockIdx + " hung: " + stalledInLocked());
-        }
-        boolean any = false;
-        for (int r = 0; r < nextRank; r++) {
-            KernelThread kt = threads[r];
-            if (kt != null && kt.state == KernelThread.BLOCKED) {
-                checked.deadlines[kt.rank] = Deadlines.NO_DEADLINE;
-                enqueueReady(kt);
-                any = true;
-            }
-        }
-        return any;
+    /** Under the lock: threads ready for the turn. */
+    int readyCount() {
+        return readyCount;
+    }
+
+    /** Under the lock: whether a thread of the block has not started yet. */
+    boolean canStart() {
+        return nextRank < block.size;
+    }
+
+    /** Under the lock: threads started, by rank below this. */
+    int started() {
+        return nextRank;
+    }
+
+    /** Under the lock: the started thread of rank {@code r}, or null (dropped unstarted by an abort). */
+    KernelThread thread(int r) {
+        return threads[r];
+    }
+
+    /** Under the lock: threads not finished, started or not. */
+    int unfinished() {
+        return unfinished;
     }
 
     private KernelThread takeReady(int index) {
@@ -830,7 +794,7 @@ final class BlockScheduler implements HangDetector.Participant {
     }
 
     /** Under the lock: what each blocked thread waits in. */
-    private String stalledInLocked() {
+    String stalledInLocked() {
         StringBuilder b = new StringBuilder("every started thread is blocked");
         int started = 0;
         int left = 0;

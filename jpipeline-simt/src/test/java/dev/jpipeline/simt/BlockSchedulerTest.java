@@ -147,4 +147,26 @@ class BlockSchedulerTest {
         Throwable seen = consumerSaw.get();
         assertTrue(seen != null && seen.getMessage().contains("ended"), String.valueOf(seen));
     }
+
+    /**
+     * The policy seam: the scheduler names no type of checked execution's (CheckedLaunch, CheckedSession); only its
+     * TurnPolicy, CheckedTurns for a checked launch, keeps that state.
+     */
+    @Test
+    void theSchedulerLeavesCheckedExecutionsStateToItsPolicy() throws Exception {
+        byte[] bytes;
+        try (java.io.InputStream in = BlockScheduler.class.getResourceAsStream("BlockScheduler.class")) {
+            bytes = in.readAllBytes();
+        }
+        java.lang.classfile.ClassModel model = java.lang.classfile.ClassFile.of().parse(bytes);
+        List<String> named = new ArrayList<>();
+        for (java.lang.classfile.constantpool.PoolEntry e : model.constantPool()) {
+            if (e instanceof java.lang.classfile.constantpool.ClassEntry c
+                && Set.of("dev/jpipeline/simt/CheckedLaunch", "dev/jpipeline/simt/CheckedSession")
+                    .contains(c.asInternalName())) {
+                named.add(c.asInternalName());
+            }
+        }
+        assertEquals(List.of(), named, "checked execution's types named by BlockScheduler");
+    }
 }
