@@ -3,6 +3,7 @@ package dev.jpipeline.internal;
 import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.trace.TraceSink;
 
 /**
  * What a {@code PipelineSharedState} tells the engine about the pipelines made on it.

@@ -1,5 +1,7 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.trace.TraceLane;
+
 /**
  * The landing of a traced handle's copies into one stage: records the copy on the handle's trace lane, then
  * makes the copy's arrival on the stage's barrier. One per traced handle and stage, reused batch after batch.

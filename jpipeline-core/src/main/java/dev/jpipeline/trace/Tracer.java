@@ -1,6 +1,6 @@
 package dev.jpipeline.trace;
 
-import dev.jpipeline.internal.TraceLane;
+import dev.jpipeline.internal.trace.TraceLane;
 import dev.jpipeline.internal.ApiAccess;
 import java.io.IOException;
 import java.io.Writer;

@@ -11,7 +11,7 @@ import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 import dev.jpipeline.copy.CopyEngine;
-import dev.jpipeline.internal.TraceLane;
+import dev.jpipeline.internal.trace.TraceLane;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;

@@ -3,7 +3,7 @@ package dev.jpipeline.stress;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import dev.jpipeline.internal.TraceLane;
+import dev.jpipeline.internal.trace.TraceLane;
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.Tracer;
 import org.openjdk.jcstress.annotations.Actor;

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.trace;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.trace;
 
 import jdk.jfr.Category;
 import jdk.jfr.Description;

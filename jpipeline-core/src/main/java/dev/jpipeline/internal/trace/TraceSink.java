@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.trace;
 
 /**
  * Where a traced pipeline sends its events: the pipeline engine asks it for one {@link TraceLane} per pipeline

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.trace;
 
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.TraceEvent;
