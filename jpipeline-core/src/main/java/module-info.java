@@ -14,4 +14,5 @@ module dev.jpipeline.core {
     exports dev.jpipeline.prefetch;
     // the SIMT runtime hooks into waiting (park listener, hang detector) and reuses the stage barrier
     exports dev.jpipeline.internal to dev.jpipeline.simt;
+    exports dev.jpipeline.internal.copy to dev.jpipeline.simt;
 }

@@ -2,7 +2,7 @@ package dev.jpipeline;
 
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.ApiAccess;
-import dev.jpipeline.internal.CopyService;
+import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.MakeRendezvous;

@@ -8,7 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.copy.CopyEngine;
-import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import dev.jpipeline.internal.Oversubscription;
 import dev.jpipeline.prefetch.Prefetch;
 import java.io.IOException;

@@ -2,9 +2,9 @@ package dev.jpipeline.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.internal.ApiAccess;
-import dev.jpipeline.internal.CopyLanding;
-import dev.jpipeline.internal.CopyService;
-import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.copy.CopyLanding;
+import dev.jpipeline.internal.copy.CopyService;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.SeededInterleaver;

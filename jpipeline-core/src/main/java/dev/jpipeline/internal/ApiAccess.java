@@ -3,6 +3,7 @@ package dev.jpipeline.internal;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.copy.CopyEngine;
+import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.trace.TraceSink;
 import dev.jpipeline.trace.Tracer;
 

@@ -1,6 +1,8 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.copy.CopyLanding;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -389,7 +391,7 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     }
 
     /** {@code engine} is about to queue a copy tied to this barrier: a waiter may look for it there. */
-    void copiesOn(CopyWorkers engine) {
+    public void copiesOn(CopyWorkers engine) {
         if (copies != engine) {
             copies = engine;
         }

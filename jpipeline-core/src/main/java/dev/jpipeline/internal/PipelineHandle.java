@@ -3,6 +3,7 @@ package dev.jpipeline.internal;
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.copy.CopyService;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.time.Duration;

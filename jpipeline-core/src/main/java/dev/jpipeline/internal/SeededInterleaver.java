@@ -1,6 +1,10 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.copy.CopyLanding;
+import dev.jpipeline.internal.copy.CopyService;
+import dev.jpipeline.internal.copy.CopySubmission;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 import java.util.ArrayList;

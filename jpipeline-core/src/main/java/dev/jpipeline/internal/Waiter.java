@@ -57,7 +57,7 @@ public final class Waiter {
      * Pushes {@code node} on the stack whose head {@code head} accesses in {@code holder}, first unlinking given-up
      * nodes at the top, so that a polling loop cannot grow the stack without bound.
      */
-    static void push(VarHandle head, Object holder, Waiter node) {
+    public static void push(VarHandle head, Object holder, Waiter node) {
         for (;;) {
             Waiter top = (Waiter) head.getVolatile(holder);
             while (top != null && top.thread == null) {
@@ -72,7 +72,7 @@ public final class Waiter {
     }
 
     /** Detaches the whole stack and wakes every waiter still waiting. */
-    static void signalAll(VarHandle head, Object holder) {
+    public static void signalAll(VarHandle head, Object holder) {
         for (Waiter w = (Waiter) head.getAndSet(holder, (Waiter) null); w != null; w = w.next) {
             w.detached = true;          // its waiter must push a new node to be woken again
             Thread t = w.thread;
@@ -92,7 +92,7 @@ public final class Waiter {
      * still on the stack), so that a stage polled with short timeouts for a long time keeps a short stack. Nodes
      * on top are unlinked by CAS, nodes below by shortening their predecessor's link.
      */
-    static void sweep(VarHandle head, Object holder) {
+    public static void sweep(VarHandle head, Object holder) {
         Waiter top = (Waiter) head.getVolatile(holder);
         while (top != null && top.thread == null) {
             top = head.compareAndSet(holder, top, top.next) ? top.next : (Waiter) head.getVolatile(holder);

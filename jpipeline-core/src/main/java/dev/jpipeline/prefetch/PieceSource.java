@@ -2,7 +2,7 @@ package dev.jpipeline.prefetch;
 
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
-import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;

@@ -1,7 +1,7 @@
 package dev.jpipeline.prefetch;
 
 import dev.jpipeline.copy.CopyEngine;
-import dev.jpipeline.internal.CopyWorkers;
+import dev.jpipeline.internal.copy.CopyWorkers;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,9 +1,9 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.internal.CopyLanding;
-import dev.jpipeline.internal.CopyService;
-import dev.jpipeline.internal.CopySubmission;
+import dev.jpipeline.internal.copy.CopyLanding;
+import dev.jpipeline.internal.copy.CopyService;
+import dev.jpipeline.internal.copy.CopySubmission;
 import dev.jpipeline.internal.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;

@@ -1,7 +1,15 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.Oversubscription;
+import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.internal.RegionFaults;
+import dev.jpipeline.internal.WaitStatus;
+import dev.jpipeline.internal.Waitable;
+import dev.jpipeline.internal.Waiter;
+import dev.jpipeline.internal.Waiting;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
@@ -9,9 +17,9 @@ import java.nio.channels.FileChannel;
 import java.util.ArrayDeque;
 import java.util.Collections;
 import java.util.Iterator;
+import java.util.Objects;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.Objects;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.locks.LockSupport;

@@ -1,6 +1,8 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 

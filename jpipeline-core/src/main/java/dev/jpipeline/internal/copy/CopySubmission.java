@@ -1,5 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.copy;
 
+import dev.jpipeline.internal.PhaseBarrier;
 import java.io.EOFException;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;

@@ -1,4 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.copy;
+
+import dev.jpipeline.internal.PhaseBarrier;
 
 /**
  * Where an asynchronous copy reports that it has landed: the one way copies complete in jpipeline. A
