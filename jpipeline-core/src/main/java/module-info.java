@@ -15,4 +15,5 @@ module dev.jpipeline.core {
     // the SIMT runtime hooks into waiting (park listener, hang detector) and reuses the stage barrier
     exports dev.jpipeline.internal to dev.jpipeline.simt;
     exports dev.jpipeline.internal.copy to dev.jpipeline.simt;
+    exports dev.jpipeline.internal.wait to dev.jpipeline.simt;
 }

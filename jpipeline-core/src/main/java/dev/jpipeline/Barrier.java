@@ -1,8 +1,8 @@
 package dev.jpipeline;
 
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.internal.WaitStatus;
+import dev.jpipeline.internal.wait.WaitStatus;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicInteger;

@@ -3,7 +3,7 @@ package dev.jpipeline;
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.ApiAccess;
 import dev.jpipeline.internal.copy.CopyService;
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.Interleaver;
 import dev.jpipeline.internal.MakeRendezvous;
 import dev.jpipeline.internal.PipelineMaker;

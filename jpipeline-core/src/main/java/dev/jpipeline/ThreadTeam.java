@@ -1,6 +1,6 @@
 package dev.jpipeline;
 
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -9,7 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.copy.CopyWorkers;
-import dev.jpipeline.internal.Oversubscription;
+import dev.jpipeline.internal.wait.Oversubscription;
 import dev.jpipeline.prefetch.Prefetch;
 import java.io.IOException;
 import java.lang.foreign.Arena;

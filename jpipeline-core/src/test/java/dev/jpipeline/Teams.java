@@ -1,6 +1,6 @@
 package dev.jpipeline;
 
-import dev.jpipeline.internal.Waitable;
+import dev.jpipeline.internal.wait.Waitable;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;

@@ -71,7 +71,7 @@ class WaiterHelpsTest {
                 try (Pipeline pipe = Pipeline.make(engine)) {
                     // on a machine seen busy a read of jpipeline's own file runs when issued: wait that out (bounded)
                     long calm = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-                    while (dev.jpipeline.internal.Oversubscription.busy() && System.nanoTime() - calm < 0) {
+                    while (dev.jpipeline.internal.wait.Oversubscription.busy() && System.nanoTime() - calm < 0) {
                         Thread.onSpinWait();
                     }
                     pipe.producerAcquire();

@@ -2,10 +2,10 @@ package dev.jpipeline.bench;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.Futex;
 import dev.jpipeline.internal.ProcessWaiting;
-import dev.jpipeline.internal.WaitStatus;
+import dev.jpipeline.internal.wait.WaitStatus;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.TimeUnit;

@@ -1,6 +1,11 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.wait.StallWatch;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waitable;
+import dev.jpipeline.internal.wait.Waiter;
+import dev.jpipeline.internal.wait.Waiting;
 
 /**
  * Where a {@link PhaseBarrier}'s word lives, how its waiters sleep and wake, and where a phase's failure is kept:

@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.internal.copy.CopyWorkers;
+import dev.jpipeline.internal.wait.Waiting;
 import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;

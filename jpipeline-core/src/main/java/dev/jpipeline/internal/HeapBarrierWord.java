@@ -1,6 +1,10 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.wait.StallWatch;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waiter;
+import dev.jpipeline.internal.wait.Waiting;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 

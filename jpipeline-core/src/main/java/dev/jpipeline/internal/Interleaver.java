@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.internal.copy.CopyService;
+import dev.jpipeline.internal.wait.ParkListener;
 import java.lang.foreign.MemorySegment;
 
 /**

@@ -2,6 +2,11 @@ package dev.jpipeline.internal;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.ParkListener;
+import dev.jpipeline.internal.wait.StallWatch;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waiting;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;

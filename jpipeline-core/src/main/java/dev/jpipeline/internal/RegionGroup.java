@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.Group;
+import dev.jpipeline.internal.wait.Deadlines;
 import java.lang.foreign.MemorySegment;
 
 /**

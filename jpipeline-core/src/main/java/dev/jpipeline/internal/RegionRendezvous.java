@@ -2,6 +2,7 @@ package dev.jpipeline.internal;
 
 import dev.jpipeline.Group;
 import dev.jpipeline.PipelineRole;
+import dev.jpipeline.internal.wait.Deadlines;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -5,6 +5,10 @@ import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.copy.CopyService;
+import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.WaitSite;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waiting;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;
 

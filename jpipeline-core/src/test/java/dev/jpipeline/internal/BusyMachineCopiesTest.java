@@ -8,6 +8,7 @@ import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.copy.CopyWorkers;
+import dev.jpipeline.internal.wait.Oversubscription;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

@@ -1,5 +1,7 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.wait.Waiter;
+
 /**
  * Typed access to the engine's state for tests in other packages: reading it, and fast-forwarding a pipeline
  * (round counters, barrier words) to where a long run would have taken it. It uses the engine's package-private
@@ -44,7 +46,7 @@ public final class EngineProbe {
     /** Nodes on a barrier's waiter stack (of this process), live or given up. */
     public static int stackDepth(PhaseBarrier barrier) {
         int n = 0;
-        for (Waiter w = ((HeapBarrierWord) barrier.word()).waiters; w != null; w = w.next) {
+        for (Waiter w = ((HeapBarrierWord) barrier.word()).waiters; w != null; w = w.below()) {
             n++;
         }
         return n;

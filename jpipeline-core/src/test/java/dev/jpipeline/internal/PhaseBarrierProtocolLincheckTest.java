@@ -3,6 +3,9 @@ package dev.jpipeline.internal;
 import static dev.jpipeline.internal.LincheckScenarios.scenario;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waiting;
 import org.jetbrains.lincheck.datastructures.BooleanGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;

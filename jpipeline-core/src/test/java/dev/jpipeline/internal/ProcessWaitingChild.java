@@ -2,6 +2,7 @@ package dev.jpipeline.internal;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.jpipeline.internal.wait.WaitStatus;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

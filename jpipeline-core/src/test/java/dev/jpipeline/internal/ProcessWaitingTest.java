@@ -9,6 +9,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jpipeline.Teams;
+import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.WaitStatus;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

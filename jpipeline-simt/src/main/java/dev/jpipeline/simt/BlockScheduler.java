@@ -1,6 +1,6 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.HangDetector;
 import java.util.concurrent.locks.LockSupport;
 

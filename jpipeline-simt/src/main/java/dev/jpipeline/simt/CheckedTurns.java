@@ -1,6 +1,6 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.Deadlines;
+import dev.jpipeline.internal.wait.Deadlines;
 
 /**
  * The turn policy of a checked launch: the session's seed decides who runs, and this class keeps checked execution's

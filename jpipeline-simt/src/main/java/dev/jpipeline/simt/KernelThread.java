@@ -1,7 +1,7 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.LogicalThread;
-import dev.jpipeline.internal.WaitSite;
+import dev.jpipeline.internal.wait.LogicalThread;
+import dev.jpipeline.internal.wait.WaitSite;
 
 /**
  * One CUDA thread of a launch: its place in its block's scheduler, what it waits in (for its block's hang report),
@@ -51,7 +51,7 @@ final class KernelThread implements LogicalThread {
     int pendingRound;
     /** Whether it has arrived at pendingSync's barrier (under checked execution it decides first). */
     boolean syncArrived;
-    dev.jpipeline.internal.Waiter pendingNode;
+    dev.jpipeline.internal.wait.Waiter pendingNode;
     /**
      * Under checked execution: the decision of its next scheduling point has been made already (a compiled
      * scheduling point decided before its call, or it resumed behind one): BlockScheduler.yieldPoint passes once.
@@ -70,7 +70,7 @@ final class KernelThread implements LogicalThread {
     /** Its interrupt status when it gave its stack up: set again when it resumes. */
     boolean interruptedWhileSuspended;
     /** Wakes it through its scheduler, from a barrier it waits at without a stack (made at its first suspension). */
-    dev.jpipeline.internal.ParkListener stacklessWake;
+    dev.jpipeline.internal.wait.ParkListener stacklessWake;
 
     KernelThread(BlockScheduler scheduler, int rank) {
         this.scheduler = scheduler;

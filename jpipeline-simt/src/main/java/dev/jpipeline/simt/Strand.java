@@ -2,8 +2,8 @@ package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.BatchSequence;
 import dev.jpipeline.internal.Interleaver;
-import dev.jpipeline.internal.LogicalThread;
-import dev.jpipeline.internal.ParkListener;
+import dev.jpipeline.internal.wait.LogicalThread;
+import dev.jpipeline.internal.wait.ParkListener;
 import java.time.Instant;
 import java.util.concurrent.locks.LockSupport;
 
@@ -635,7 +635,7 @@ final class Strand implements ParkListener, Runnable {
                 if (kt.stacklessWake == null) {
                     kt.stacklessWake = new StacklessWake(kt);
                 }
-                kt.pendingNode = dev.jpipeline.internal.Waiter.stackless(kt.stacklessWake);
+                kt.pendingNode = dev.jpipeline.internal.wait.Waiter.stackless(kt.stacklessWake);
                 barrier.enqueue(kt.pendingNode);
                 continue;                       // polls again before it gives its stack up (Waiter: Dekker)
             }
@@ -708,13 +708,13 @@ final class Strand implements ParkListener, Runnable {
         }
         // not where a signal may miss a node just pushed (a waitable whose waits park bounded): there the thread
         // waits with its stack, as on strands, since a suspended thread has no bounded park to look again
-        if (tryingWithoutStack && blocker instanceof dev.jpipeline.internal.Waitable waitable
-            && deadline == dev.jpipeline.internal.Deadlines.NO_DEADLINE && !waitable.signalsMayMissAPush()) {
+        if (tryingWithoutStack && blocker instanceof dev.jpipeline.internal.wait.Waitable waitable
+            && deadline == dev.jpipeline.internal.wait.Deadlines.NO_DEADLINE && !waitable.signalsMayMissAPush()) {
             tryingWithoutStack = false;
             if (kt.stacklessWake == null) {
                 kt.stacklessWake = new StacklessWake(kt);
             }
-            kt.pendingNode = dev.jpipeline.internal.Waiter.stackless(kt.stacklessWake);
+            kt.pendingNode = dev.jpipeline.internal.wait.Waiter.stackless(kt.stacklessWake);
             waitable.enqueue(kt.pendingNode);   // a signal since the wait's own poll woke its node: kt's permit
             suspending = true;
             throw SUSPENSION;

@@ -2,7 +2,7 @@ package dev.jpipeline.simt;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.internal.WaitSite;
+import dev.jpipeline.internal.wait.WaitSite;
 
 /** A named execution barrier of the SIMT runtime (__syncthreads, __syncwarp, grid sync), for hang reports. */
 final class SyncSite implements WaitSite {

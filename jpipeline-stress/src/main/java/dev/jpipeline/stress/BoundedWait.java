@@ -1,6 +1,6 @@
 package dev.jpipeline.stress;
 
-import dev.jpipeline.internal.WaitStatus;
+import dev.jpipeline.internal.wait.WaitStatus;
 
 /**
  * A wait bounded by a patience far above any correct wait's time, for the tests of lost wake-ups: a waiter that

@@ -1,5 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
+import dev.jpipeline.internal.Interleaver;
 import java.time.Instant;
 import java.util.concurrent.locks.LockSupport;
 

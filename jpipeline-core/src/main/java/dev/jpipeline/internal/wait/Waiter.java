@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 import java.lang.invoke.VarHandle;
 import java.util.concurrent.locks.LockSupport;
@@ -41,6 +41,11 @@ public final class Waiter {
      */
     public static Waiter stackless(ParkListener wakeVia) {
         return new Waiter(Thread.currentThread(), java.util.Objects.requireNonNull(wakeVia, "wakeVia"));
+    }
+
+    /** The node below this one on its stack, or null (for tests and diagnostics: a snapshot, racy). */
+    public Waiter below() {
+        return next;
     }
 
     /** Whether a signal has taken this node off its stack: its wait's condition has changed since it was pushed. */

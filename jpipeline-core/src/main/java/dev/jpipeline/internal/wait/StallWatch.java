@@ -1,4 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
+
+import dev.jpipeline.internal.HangDetector;
 
 /**
  * Told by {@link Waiting#await} when a wait has lasted long: the hook of the {@link HangDetector}. A wait with a

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 /**
  * Whether the machine was lately seen oversubscribed: more runnable threads than cores, so that a waiter that spins
@@ -43,7 +43,7 @@ public final class Oversubscription {
     }
 
     /** A waiter saw {@code idleNanos} pass over its idles between two clock reads, the later at {@code now}. */
-    static boolean sawIdling(long idleNanos, long now) {
+    public static boolean sawIdling(long idleNanos, long now) {
         if (idleNanos < BUSY_NANOS) {
             return false;
         }
@@ -52,7 +52,7 @@ public final class Oversubscription {
     }
 
     /** Forgets every sighting (tests). */
-    static void reset() {
+    public static void reset() {
         busyUntil = 0;
     }
 }

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 /** Something a thread can wait in, able to say what the waiting thread waits for (for hang reports). */
 public interface WaitSite {

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 import dev.jpipeline.WaitStrategy;
 import java.util.concurrent.locks.LockSupport;

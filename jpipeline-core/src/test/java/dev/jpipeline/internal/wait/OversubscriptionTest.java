@@ -1,10 +1,15 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.PhaseBarrier;
+import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.Oversubscription;
+import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waiting;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;

@@ -1,4 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
+
+import dev.jpipeline.internal.PhaseBarrier;
 
 /**
  * Something a thread can wait for with {@link Waiting#await}: a condition that can be polled, and a stack of

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 import java.time.Duration;
 import java.time.Instant;
@@ -66,7 +66,7 @@ public final class Deadlines {
     }
 
     /** Whether {@code deadline} (not a sentinel) has passed at {@code now}. */
-    static boolean passed(long deadline, long now) {
+    public static boolean passed(long deadline, long now) {
         return deadline != NO_DEADLINE && now - deadline >= 0;
     }
 
@@ -77,7 +77,7 @@ public final class Deadlines {
      *
      * @return null once {@code pending} answered null; else its last answer (what is still pending)
      */
-    static String pollUntilNone(long nanos, Supplier<String> pending) {
+    public static String pollUntilNone(long nanos, Supplier<String> pending) {
         long deadline = System.nanoTime() + nanos;
         for (String left; ; LockSupport.parkNanos(1_000_000)) {
             left = pending.get();

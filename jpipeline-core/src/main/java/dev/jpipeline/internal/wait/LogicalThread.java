@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 /**
  * A thread of an execution model that runs several of its threads one after another on one Java thread (the SIMT

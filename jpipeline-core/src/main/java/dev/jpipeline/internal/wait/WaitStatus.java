@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.wait;
 
 /** Outcome of a wait in {@link Waiting#await}; callers turn it into a result or an exception with context. */
 public enum WaitStatus {
