@@ -16,4 +16,5 @@ module dev.jpipeline.core {
     exports dev.jpipeline.internal to dev.jpipeline.simt;
     exports dev.jpipeline.internal.copy to dev.jpipeline.simt;
     exports dev.jpipeline.internal.wait to dev.jpipeline.simt;
+    exports dev.jpipeline.internal.checked to dev.jpipeline.simt;
 }

@@ -3,7 +3,7 @@ package dev.jpipeline;
 import dev.jpipeline.copy.CopyEngine;
 import dev.jpipeline.internal.ApiAccess;
 import dev.jpipeline.internal.copy.CopyService;
-import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;

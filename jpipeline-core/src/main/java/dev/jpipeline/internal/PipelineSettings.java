@@ -3,6 +3,7 @@ package dev.jpipeline.internal;
 import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.trace.TraceSink;
 

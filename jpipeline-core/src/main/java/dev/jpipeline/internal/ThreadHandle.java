@@ -4,6 +4,7 @@ import dev.jpipeline.AsyncContractFulfillment;
 import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.checked.SeededInterleaver;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.wait.WaitSite;

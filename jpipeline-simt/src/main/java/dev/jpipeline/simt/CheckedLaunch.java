@@ -5,7 +5,7 @@ import dev.jpipeline.internal.copy.CopyLanding;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.copy.CopySubmission;
 import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;

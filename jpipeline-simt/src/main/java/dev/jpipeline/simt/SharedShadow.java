@@ -1,6 +1,6 @@
 package dev.jpipeline.simt;
 
-import dev.jpipeline.internal.Poison;
+import dev.jpipeline.internal.checked.Poison;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 

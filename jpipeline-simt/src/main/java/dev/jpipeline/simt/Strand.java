@@ -1,7 +1,7 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.BatchSequence;
-import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.wait.LogicalThread;
 import dev.jpipeline.internal.wait.ParkListener;
 import java.time.Instant;

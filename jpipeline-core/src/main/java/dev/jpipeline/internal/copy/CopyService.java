@@ -1,7 +1,7 @@
 package dev.jpipeline.internal.copy;
 
 import dev.jpipeline.AsyncContractFulfillment;
-import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.lang.foreign.MemorySegment;
 import java.nio.channels.FileChannel;

@@ -1,6 +1,6 @@
 package dev.jpipeline.internal.wait;
 
-import dev.jpipeline.internal.Interleaver;
+import dev.jpipeline.internal.checked.Interleaver;
 import java.time.Instant;
 import java.util.concurrent.locks.LockSupport;
 

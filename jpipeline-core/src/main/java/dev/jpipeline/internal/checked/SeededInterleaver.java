@@ -1,6 +1,7 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.checked;
 
 import dev.jpipeline.AsyncContractFulfillment;
+import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.copy.CopyLanding;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.copy.CopySubmission;

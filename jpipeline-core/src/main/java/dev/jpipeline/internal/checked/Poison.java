@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.checked;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;

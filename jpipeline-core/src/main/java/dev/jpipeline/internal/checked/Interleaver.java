@@ -1,5 +1,6 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.checked;
 
+import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.wait.ParkListener;
 import java.lang.foreign.MemorySegment;
