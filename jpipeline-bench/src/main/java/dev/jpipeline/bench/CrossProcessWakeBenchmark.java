@@ -1,7 +1,7 @@
 package dev.jpipeline.bench;
 
-import dev.jpipeline.internal.Futex;
-import dev.jpipeline.internal.ProcessWaiting;
+import dev.jpipeline.internal.process.Futex;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;

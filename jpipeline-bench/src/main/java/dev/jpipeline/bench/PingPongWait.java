@@ -3,8 +3,8 @@ package dev.jpipeline.bench;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.Futex;
-import dev.jpipeline.internal.ProcessWaiting;
+import dev.jpipeline.internal.process.Futex;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.WaitStatus;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;

@@ -1,6 +1,7 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waitable;

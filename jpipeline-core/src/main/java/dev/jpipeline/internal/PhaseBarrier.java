@@ -3,6 +3,7 @@ package dev.jpipeline.internal;
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.copy.CopyLanding;
 import dev.jpipeline.internal.copy.CopyWorkers;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitStatus;

@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.MappedAtomics;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

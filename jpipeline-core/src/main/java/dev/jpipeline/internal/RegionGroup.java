@@ -1,6 +1,8 @@
 package dev.jpipeline.internal;
 
 import dev.jpipeline.Group;
+import dev.jpipeline.internal.process.ProcessIdentity;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.Deadlines;
 import java.lang.foreign.MemorySegment;
 

@@ -1,5 +1,8 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.MappedAtomics;
+import dev.jpipeline.internal.process.ProcessIdentity;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.VarHandle;

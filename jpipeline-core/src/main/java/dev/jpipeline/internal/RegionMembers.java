@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.ProcessIdentity;
 import java.lang.foreign.MemorySegment;
 
 /**

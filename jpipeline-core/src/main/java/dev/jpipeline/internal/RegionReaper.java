@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.ProcessIdentity;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -4,6 +4,8 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.jpipeline.internal.process.MappedAtomics;
+import dev.jpipeline.internal.process.ProcessIdentity;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 import java.nio.charset.StandardCharsets;

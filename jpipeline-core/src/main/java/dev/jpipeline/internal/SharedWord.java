@@ -5,6 +5,9 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
 import dev.jpipeline.WaitStrategy;
+import dev.jpipeline.internal.process.MappedAtomics;
+import dev.jpipeline.internal.process.ProcessIdentity;
+import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waiter;

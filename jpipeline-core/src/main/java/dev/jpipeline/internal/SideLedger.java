@@ -2,6 +2,7 @@ package dev.jpipeline.internal;
 
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import dev.jpipeline.internal.process.MappedAtomics;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
 

@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.ProcessWaiting;
 import java.io.File;
 import java.net.URISyntaxException;
 import java.nio.file.Path;

@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.process.ProcessWaiting;
 import java.lang.foreign.MemorySegment;
 
 /** Test support: where things are in a region state's area (RegionStages), for tests that corrupt them. */

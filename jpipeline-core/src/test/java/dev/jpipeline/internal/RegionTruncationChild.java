@@ -4,6 +4,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.SharedRegion;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.internal.process.MappedAtomics;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.foreign.Arena;

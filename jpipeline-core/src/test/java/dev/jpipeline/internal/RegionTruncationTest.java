@@ -12,6 +12,7 @@ import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.SharedRegion;
 import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
+import dev.jpipeline.internal.process.MappedAtomics;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -4,7 +4,7 @@ import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE;
 import static org.openjdk.jcstress.annotations.Expect.ACCEPTABLE_INTERESTING;
 import static org.openjdk.jcstress.annotations.Expect.FORBIDDEN;
 
-import dev.jpipeline.internal.Futex;
+import dev.jpipeline.internal.process.Futex;
 import dev.jpipeline.internal.PhaseBarrier;
 import java.util.concurrent.ThreadLocalRandom;
 import org.openjdk.jcstress.annotations.Actor;

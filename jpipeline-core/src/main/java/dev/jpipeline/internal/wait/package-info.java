@@ -18,6 +18,6 @@
  *   <li>A wait that ends with its node still on the stack unlinks it.</li>
  * </ul>
  * Waits across processes (a region's futex words) are not here yet: they go through
- * {@code dev.jpipeline.internal.ProcessWaiting}.
+ * {@code dev.jpipeline.internal.process.ProcessWaiting}.
  */
 package dev.jpipeline.internal.wait;

@@ -5,10 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.wait.Oversubscription;
-import dev.jpipeline.internal.wait.WaitStatus;
-import dev.jpipeline.internal.wait.Waiting;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;

@@ -4,11 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 
 import dev.jpipeline.WaitStrategy;
-import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.wait.WaitStatus;
-import dev.jpipeline.internal.wait.Waitable;
-import dev.jpipeline.internal.wait.Waiter;
-import dev.jpipeline.internal.wait.Waiting;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;

@@ -2,9 +2,6 @@ package dev.jpipeline.internal.wait;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.PhaseBarrier;
-import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.wait.WaitStatus;
-import dev.jpipeline.internal.wait.Waiting;
 import org.jetbrains.lincheck.Lincheck;
 import org.junit.jupiter.api.Test;
 

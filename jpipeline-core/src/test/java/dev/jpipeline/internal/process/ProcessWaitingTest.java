@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.process;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -9,6 +9,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.jpipeline.Teams;
+import dev.jpipeline.internal.ChildJvm;
 import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.wait.WaitStatus;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.process;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;

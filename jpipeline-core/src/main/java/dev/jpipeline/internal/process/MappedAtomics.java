@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.process;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
@@ -22,7 +22,7 @@ import java.lang.invoke.VarHandle;
  * RegionFaults turns the InternalError into an exception that names the region and the rule.
  * </pre>
  */
-final class MappedAtomics {
+public final class MappedAtomics {
 
     private static final VarHandle LONG = JAVA_LONG.varHandle();
     private static final VarHandle INT = JAVA_INT.varHandle();
@@ -31,13 +31,13 @@ final class MappedAtomics {
     }
 
     /** {@code compareAndSet} of the aligned long at {@code at}, after a guarded load of it. */
-    static boolean casLong(MemorySegment segment, long at, long expect, long update) {
+    public static boolean casLong(MemorySegment segment, long at, long expect, long update) {
         long seen = (long) LONG.getVolatile(segment, at);
         return seen == expect && LONG.compareAndSet(segment, at, expect, update);
     }
 
     /** {@code compareAndSet} of the aligned int at {@code at}, after a guarded load of it. */
-    static boolean casInt(MemorySegment segment, long at, int expect, int update) {
+    public static boolean casInt(MemorySegment segment, long at, int expect, int update) {
         int seen = (int) INT.getVolatile(segment, at);
         return seen == expect && INT.compareAndSet(segment, at, expect, update);
     }

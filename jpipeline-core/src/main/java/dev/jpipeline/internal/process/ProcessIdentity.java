@@ -1,4 +1,4 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.process;
 
 import java.time.Instant;
 import java.util.Optional;

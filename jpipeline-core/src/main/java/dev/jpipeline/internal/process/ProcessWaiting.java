@@ -1,10 +1,8 @@
-package dev.jpipeline.internal;
+package dev.jpipeline.internal.process;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.wait.ParkListener;
-import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waiting;
 import java.lang.foreign.MemorySegment;
@@ -171,7 +169,7 @@ public final class ProcessWaiting {
      * that a condition that needs a parameter (a barrier's round) is not a capturing lambda allocated per wait.
      */
     @FunctionalInterface
-    interface Condition {
+    public interface Condition {
         /** Whether the wait is over, {@code value} having just been read from the wait word. */
         boolean met(int value, long token);
     }
@@ -186,7 +184,7 @@ public final class ProcessWaiting {
      * @param wakesMayBeMissed whether a waker may change the state with a plain or release store before
      *                         {@link #wakeIfCounted} (then every futex wait is bounded, see the class comment)
      */
-    static WaitStatus await(MemorySegment segment, long offset, Condition done, long token, boolean wakesMayBeMissed,
+    public static WaitStatus await(MemorySegment segment, long offset, Condition done, long token, boolean wakesMayBeMissed,
                             long deadline, boolean interruptible, long checkIntervalNanos, Runnable check) {
         if (check != null && checkIntervalNanos <= 0) {
             throw new IllegalArgumentException("a process wait's check interval must be positive, got "
@@ -232,7 +230,7 @@ public final class ProcessWaiting {
      * @param segment the memory holding the wait word, as given to {@link #await}
      * @param offset  the wait word's offset
      */
-    static void wakeIfCounted(MemorySegment segment, long offset) {
+    public static void wakeIfCounted(MemorySegment segment, long offset) {
         if ((int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET) != 0 && futex) {
             VALUE.getAndAdd(segment, offset, 1);
             Futex.wake(segment, offset, Integer.MAX_VALUE);
@@ -240,7 +238,7 @@ public final class ProcessWaiting {
     }
 
     /** The number of threads counted as waiting in futex on the word at {@code offset} (a test's observation). */
-    static int waiters(MemorySegment segment, long offset) {
+    public static int waiters(MemorySegment segment, long offset) {
         return (int) COUNT.getVolatile(segment, offset + WAITERS_OFFSET);
     }
 
@@ -334,7 +332,7 @@ public final class ProcessWaiting {
     }
 
     /** Checks that a wait word fits at {@code offset}: native, writable, inside, 8-byte aligned as an address. */
-    static void checkWord(MemorySegment segment, long offset) {
+    public static void checkWord(MemorySegment segment, long offset) {
         Objects.requireNonNull(segment, "segment");
         if (!segment.isNative()) {
             throw new IllegalArgumentException(
