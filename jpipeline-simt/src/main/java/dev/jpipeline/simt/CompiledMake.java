@@ -34,41 +34,37 @@ final class CompiledMake {
 
     /** {@code Pipeline.make(group, state)}: the pipeline, or null to sync first. */
     static Pipeline make(Group group, PipelineSharedState state, KernelContext ctx) {
-        MakeRendezvous.Making making = current(group, state, ctx);
-        if (making == null) {
-            MakeRendezvous maker = stepped(group, state, ctx);
-            if (maker == null) {
-                return Pipeline.make(group, state);
-            }
-            return begun(ctx, maker.beginUnified(group));
-        }
-        return step(ctx, making);
+        return make(group, state, ctx, maker -> maker.beginUnified(group), () -> Pipeline.make(group, state));
     }
 
     /** {@code Pipeline.make(group, state, producerCount)}: the pipeline, or null to sync first. */
     static Pipeline make(Group group, PipelineSharedState state, int producerCount, KernelContext ctx) {
-        MakeRendezvous.Making making = current(group, state, ctx);
-        if (making == null) {
-            MakeRendezvous maker = stepped(group, state, ctx);
-            if (maker == null) {
-                return Pipeline.make(group, state, producerCount);
-            }
-            return begun(ctx, maker.beginByCount(group, producerCount));
-        }
-        return step(ctx, making);
+        return make(group, state, ctx, maker -> maker.beginByCount(group, producerCount),
+            () -> Pipeline.make(group, state, producerCount));
     }
 
     /** {@code Pipeline.make(group, state, role)}: the pipeline, or null to sync first. */
     static Pipeline make(Group group, PipelineSharedState state, PipelineRole role, KernelContext ctx) {
+        return make(group, state, ctx, maker -> maker.beginByRole(group, role),
+            () -> Pipeline.make(group, state, role));
+    }
+
+    /**
+     * One step of a make: the next step of the make in progress, or the first ({@code begin}), or the whole make with
+     * its stack ({@code withStack}) where the steps do not apply.
+     */
+    private static Pipeline make(Group group, PipelineSharedState state, KernelContext ctx,
+                                 java.util.function.Function<MakeRendezvous, MakeRendezvous.Making> begin,
+                                 java.util.function.Supplier<Pipeline> withStack) {
         MakeRendezvous.Making making = current(group, state, ctx);
-        if (making == null) {
-            MakeRendezvous maker = stepped(group, state, ctx);
-            if (maker == null) {
-                return Pipeline.make(group, state, role);
-            }
-            return begun(ctx, maker.beginByRole(group, role));
+        if (making != null) {
+            return step(ctx, making);
         }
-        return step(ctx, making);
+        MakeRendezvous maker = stepped(group, state, ctx);
+        if (maker == null) {
+            return withStack.get();
+        }
+        return begun(ctx, begin.apply(maker));
     }
 
     /** The make {@code ctx}'s thread has in progress, or null. */

@@ -485,17 +485,11 @@ class CompiledMakeHostileTest {
     }
 
     private static String report(KernelBody body, int size) {
-        try {
-            assertTimeoutPreemptively(BOUND, () -> Kernel.launch(Dim3.of(1), Dim3.of(size), 0, body));
-            return "ok";
-        } catch (KernelFailure f) {
-            return f.getMessage();
-        }
+        return CompiledOrStrands.report(body, size, BOUND);
     }
 
     private static String reportBody(String report) {
-        int nl = report.indexOf('\n');
-        return nl < 0 ? report : report.substring(nl + 1).replaceAll("\\d+ ms", "N ms");
+        return CompiledOrStrands.reportBody(report);
     }
 
     /** The full hang report of threads that return before a make: the same waits as on strands, threads named. */

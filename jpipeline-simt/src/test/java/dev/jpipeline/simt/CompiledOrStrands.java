@@ -38,6 +38,23 @@ final class CompiledOrStrands {
         return verdict;
     }
 
+    /** Launches one block of {@code size} threads within {@code bound}: "ok", or the failure's whole report. */
+    static String report(KernelBody body, int size, java.time.Duration bound) {
+        try {
+            org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(bound,
+                () -> Kernel.launch(Dim3.of(1), Dim3.of(size), 0, body));
+            return "ok";
+        } catch (KernelFailure f) {
+            return f.getMessage();
+        }
+    }
+
+    /** A report without its first line and with its times as "N ms": what compiled and strands both say. */
+    static String reportBody(String report) {
+        int nl = report.indexOf('\n');
+        return nl < 0 ? report : report.substring(nl + 1).replaceAll("\\d+ ms", "N ms");
+    }
+
     /** A kernel and what it leaves behind, made afresh for each run. */
     record Case(KernelBody body, Supplier<String> out) {
     }
