@@ -19,9 +19,11 @@ import java.util.concurrent.ConcurrentHashMap;
  * make (each rank):   proposals[rank] = what it asks for
  *                     group.sync()   #1   every proposal is written
  *                     verdict(all proposals)           the same data, so the same verdict on every rank
- *                     ok: ring = the ring of this make (the first rank creates it), handle registered
- *                     group.sync()   #2   every rank has read the proposals and the ring
- *                     remove proposals[rank]; rank 0 forgets the ring; throw the verdict's exception, if any
+ *                     rank 0 (the lead), ok: creates the make's ring, publishes the proposals it judged
+ *                     group.sync()   #2   every rank has decided; the lead's ring and view are published
+ *                     remove proposals[rank]
+ *                     ok: the lead's view has this rank, the lead is sealed, not failed: a handle on its ring
+ *                     else throw the verdict's (or the clash's) exception
  * </pre>
  *
  * Both syncs happen on every path, so a rank with a bad argument (a null role, another shared state, another
@@ -34,16 +36,24 @@ import java.util.concurrent.ConcurrentHashMap;
  * another group's clash may be counted between two reads; so that every rank of the group still gets the same
  * answer, rank 0's make (the lead, which a group without a clash of its own holds in slot 0 from before its #1 to
  * after its #2) is sealed: a rank whose verdict fails marks the lead failed before its #2, and after #2 every
- * rank seals the lead (the first one wins) and fails when it was marked. Rank 0 forgets the ring before its slot
- * is free, so a next make never finds this make's ring.
+ * rank seals the lead (the first one wins) and fails when it was marked.
+ *
+ * <p>The ring belongs to the lead: rank 0 creates it in its decide when its verdict is good, from the proposals it
+ * judged, and publishes those proposals with it (before its #2). A rank's lead is whatever make holds slot 0 after
+ * its #1, which for a group whose rank 0 made on another state (or on none) is another group's rank 0: from this
+ * state's view the two look like one group. So a rank takes a handle only after #2, only when the lead's published
+ * view holds this very rank (a lead counts only the ranks it judged, and its own group's ranks are in its slots
+ * from before its #1 to after its #2), and only on the lead's ring. So a ring is never shared between groups,
+ * failed makes touch no ring, and no make's ring outlives its lead (no shared field can hand a stale ring, of
+ * another shape, to a next make). The one case this cannot tell apart: two groups that each miss the ranks the
+ * other has on this state (each made its other ranks on other states) are one group to it; the Group interface
+ * carries no identity.
  */
 public final class MakeRendezvous implements PipelineMaker {
 
     private final PipelineSettings settings;
     /** Each rank's make in progress, by rank: its proposal, and (rank 0's) the make's seal. */
     private final Map<Integer, Making> proposals = new ConcurrentHashMap<>();
-    /** The ring of the make in progress: created under this object's lock after #1, forgotten after #2. */
-    private StageRing ring;
     /**
      * Threads that found their rank taken, from before their #1 until after their #2: another group is making on
      * this state at the same time. Any make that sees it after its #1 fails, so two groups never share a ring.
@@ -143,6 +153,13 @@ public final class MakeRendezvous implements PipelineMaker {
         private final java.util.concurrent.atomic.AtomicInteger seal = new java.util.concurrent.atomic.AtomicInteger();
         /** The lead this rank saw after #1 (rank 0's make in the map then), or null. */
         private Making lead;
+        /**
+         * The lead's: the proposals its good verdict judged, by rank (published before its #2 with {@link #ring});
+         * null until then, or when its verdict failed. A rank takes a handle only when it is in here.
+         */
+        private volatile Map<Integer, Making> seen;
+        /** The lead's: the ring of its make, created in its decide when its verdict is good (read after #2). */
+        private StageRing ring;
         private boolean decided;
         private boolean ended;
         private StageHandle handle;
@@ -157,15 +174,23 @@ public final class MakeRendezvous implements PipelineMaker {
             }
         }
 
-        /** After #1 (every proposal is written): the verdict, and this rank's handle on the ring if it is good. */
+        /** After #1 (every proposal is written): the verdict; the lead, when it is good, creates the ring. */
         public void decide() {
             decided = true;
             lead = proposals.get(0);    // a group without a clash holds its own slots until its #2: its rank 0's
             try {
-                failure = mineIn ? verdict(mine, rank) : clash(rank);
-                if (failure == null) {
-                    handle = new StageHandle(ringOfThisMake(mine), rank, mine.role() == null ? null
-                        : mine.role() == PipelineRole.PRODUCER, memberNumber(mine, rank));
+                if (!mineIn) {
+                    failure = clash(rank);
+                } else {
+                    Map<Integer, Making> view = new TreeMap<>(proposals);
+                    failure = viewVerdict(mine, rank, view);
+                    if (failure == null && view.get(0) != lead) {
+                        failure = clash(rank);  // slot 0 changed hands since: not this rank's group's rank 0
+                    }
+                    if (failure == null && lead == this) {
+                        ring = ringOf(mine, view);
+                        seen = view;            // publishes the ring too: read after #2, or by another group's rank
+                    }
                 }
             } catch (RuntimeException | Error e) {
                 failure = e;                    // still take part in #2: the peers must not wait for this rank
@@ -181,19 +206,14 @@ public final class MakeRendezvous implements PipelineMaker {
         }
 
         /**
-         * After #2 (every rank has read the proposals and the ring), or where the group broke: this rank's proposal
-         * goes, or its clash is over; rank 0 forgets the ring. Idempotent.
+         * After #2 (every rank has decided), or where the group broke: this rank's proposal goes, or its clash is
+         * over. Idempotent.
          */
         public void end() {
             if (ended) {
                 return;
             }
             ended = true;
-            if (decided && rank == 0) {
-                synchronized (MakeRendezvous.this) {
-                    ring = null;        // before rank 0's slot is free: a next make's #1 needs that slot
-                }
-            }
             forget(rank, mineIn);
         }
 
@@ -203,11 +223,18 @@ public final class MakeRendezvous implements PipelineMaker {
          * @throws IllegalArgumentException when the ranks disagreed or asked for an invalid pipeline
          */
         public PipelineHandle handle() {
-            if (failure == null && lead != null) {
-                lead.seal.compareAndSet(OPEN, SEALED);  // the first rank past #2 seals: a later clash cannot fail it
-                if (lead.seal.get() == FAILED) {
-                    failure = clash(rank);              // a peer's verdict (or an overlapping group) failed the make
-                    handle = null;
+            if (failure == null && handle == null) {
+                Map<Integer, Making> view = lead == null ? null : lead.seen;
+                if (view == null || view.get(rank) != this) {
+                    failure = clash(rank);              // the lead judged other ranks: another group's rank 0
+                } else {
+                    lead.seal.compareAndSet(OPEN, SEALED);  // the first rank past #2 seals: a later clash can't fail it
+                    if (lead.seal.get() == FAILED) {
+                        failure = clash(rank);          // a peer's verdict (or an overlapping group) failed the make
+                    } else {
+                        handle = new StageHandle(lead.ring, rank, mine.role() == null ? null
+                            : mine.role() == PipelineRole.PRODUCER, memberNumber(mine, rank, view));
+                    }
                 }
             }
             if (failure instanceof RuntimeException r) {
@@ -238,37 +265,34 @@ public final class MakeRendezvous implements PipelineMaker {
             + " at the same time: a shared state belongs to one group at a time (make one per group)");
     }
 
-    private synchronized StageRing ringOfThisMake(Proposal p) {
-        if (ring == null) {
-            int producers = switch (p.kind()) {
-                case UNIFIED -> p.groupSize();
-                case BY_COUNT -> p.producers();
-                case BY_ROLE -> (int) proposals.values().stream()
-                    .filter(q -> q.mine.role() == PipelineRole.PRODUCER).count();
-            };
-            int consumers = p.kind() == StageRing.Kind.UNIFIED ? p.groupSize() : p.groupSize() - producers;
-            ring = new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
-        }
-        return ring;
+    /** The ring of a make whose lead's verdict on {@code view} is good. */
+    private StageRing ringOf(Proposal p, Map<Integer, Making> view) {
+        int producers = switch (p.kind()) {
+            case UNIFIED -> p.groupSize();
+            case BY_COUNT -> p.producers();
+            case BY_ROLE -> (int) view.values().stream().filter(q -> q.mine.role() == PipelineRole.PRODUCER).count();
+        };
+        int consumers = p.kind() == StageRing.Kind.UNIFIED ? p.groupSize() : p.groupSize() - producers;
+        return new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
     }
 
     /**
-     * The rank's number on its side: in a role partition, how many lower ranks took the same role (every proposal
-     * is in after #1); else the rank (a count partition's handle claims its number with its side).
+     * The rank's number on its side: in a role partition, how many lower ranks took the same role in the lead's
+     * view; else the rank (a count partition's handle claims its number with its side).
      */
-    private int memberNumber(Proposal mine, int rank) {
+    private static int memberNumber(Proposal mine, int rank, Map<Integer, Making> view) {
         if (mine.kind() != StageRing.Kind.BY_ROLE) {
             return rank;
         }
         int below = 0;
-        for (Map.Entry<Integer, Making> e : proposals.entrySet()) {
+        for (Map.Entry<Integer, Making> e : view.entrySet()) {
             below += e.getKey() < rank && e.getValue().mine.role() == mine.role() ? 1 : 0;
         }
         return below;
     }
 
     /** Null when every rank asked for the same pipeline and it is a valid one; else the exception for all. */
-    private IllegalArgumentException verdict(Proposal mine, int myRank) {
+    private IllegalArgumentException viewVerdict(Proposal mine, int myRank, Map<Integer, Making> view) {
         IllegalArgumentException size = sizeVerdict(mine, myRank);
         if (size != null) {
             return size;
@@ -277,7 +301,7 @@ public final class MakeRendezvous implements PipelineMaker {
             return clash(myRank);
         }
         Map<Integer, Proposal> all = new TreeMap<>();
-        proposals.forEach((r, m) -> all.put(r, m.mine));
+        view.forEach((r, m) -> all.put(r, m.mine));
         return verdict(mine, myRank, all);
     }
 

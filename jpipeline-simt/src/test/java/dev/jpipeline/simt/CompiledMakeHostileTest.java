@@ -838,4 +838,70 @@ class CompiledMakeHostileTest {
             assertEquals("[]", r, "compiled " + compiled);
         }
     }
+
+    /**
+     * Three launches at once, of blocks of 32, 8 and 3 threads, make on one device state (a misuse): within each
+     * block every thread gets the same answer, a block that got a pipeline runs a round on it (a ring shared with
+     * another block would fail or hang it), and nothing hangs. Compiled and on strands.
+     */
+    @Test
+    void launchesOfMixedBlockSizesMakingOnOneDeviceStateAtOnceAgreeWithinEachBlock() {
+        int[][] shapes = {{2, 32}, {3, 8}, {4, 3}};     // {blocks, threads per block}
+        for (boolean compiled : new boolean[] {true, false}) {
+            Supplier<String> run = () -> {
+                java.util.List<String> mixed = new java.util.ArrayList<>();
+                for (int launch = 0; launch < 10; launch++) {
+                    PipelineSharedState shared = PipelineSharedState.create(ThreadScope.DEVICE, 2);
+                    java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(shapes.length);
+                    String[] outcomes = new String[shapes.length];
+                    AtomicIntegerArray[] made = new AtomicIntegerArray[shapes.length];
+                    Thread[] launchers = new Thread[shapes.length];
+                    for (int k = 0; k < shapes.length; k++) {
+                        int kk = k;
+                        made[k] = new AtomicIntegerArray(shapes[k][0]);
+                        launchers[k] = Thread.ofPlatform().start(() -> {
+                            try {
+                                together.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                            } catch (Exception e) {
+                                outcomes[kk] = "not started: " + e;
+                                return;
+                            }
+                            outcomes[kk] = outcome(Dim3.of(shapes[kk][0]), Dim3.of(shapes[kk][1]), ctx -> {
+                                Pipeline p;
+                                try {
+                                    p = Pipeline.make(ctx.block(), shared);
+                                } catch (IllegalArgumentException e) {
+                                    return;     // a clash
+                                }
+                                made[kk].incrementAndGet(ctx.blockIdx().x());
+                                p.producerAcquire();
+                                p.producerCommit();
+                                p.consumerWait();
+                                p.consumerRelease();
+                                p.quit();
+                            }, made[kk]::toString);
+                        });
+                    }
+                    assertTimeoutPreemptively(BOUND, () -> {
+                        for (Thread t : launchers) {
+                            t.join();
+                        }
+                    });
+                    for (int k = 0; k < shapes.length; k++) {
+                        boolean split = false;
+                        for (int b = 0; b < shapes[k][0]; b++) {
+                            split |= made[k].get(b) != 0 && made[k].get(b) != shapes[k][1];
+                        }
+                        if (!outcomes[k].startsWith("ok") || split) {
+                            mixed.add("launch " + launch + ", blocks of " + shapes[k][1] + ": " + outcomes[k]);
+                        }
+                    }
+                }
+                return mixed.toString();
+            };
+            String r = compiled ? run.get() : onStrands(run);
+            System.out.println("CompiledMakeHostileTest mixed block sizes (compiled " + compiled + "): " + r);
+            assertEquals("[]", r, "compiled " + compiled);
+        }
+    }
 }
