@@ -148,10 +148,14 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
         ProcessWaiting.wakeIfCounted(segment, at + 8);
     }
 
-    /** No in-process waiter parks on a shared word: its waiters sleep on the futex word (await). */
+    /**
+     * Refused: a waiter of a shared word sleeps on its futex word (await), where a waker of any process finds it; a
+     * node on an in-process stack would never be signalled from another process.
+     */
     @Override
     void enqueue(Waiter waiter) {
-        throw new UnsupportedOperationException("a stage barrier in shared memory has no in-process waiters");
+        throw new IllegalStateException("a stage barrier in shared memory takes no in-process waiter node: its waiters "
+            + "sleep on the futex word beside it, where any process can wake them" + where());
     }
 
     @Override

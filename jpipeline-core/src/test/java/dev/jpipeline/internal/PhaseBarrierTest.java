@@ -257,4 +257,27 @@ class PhaseBarrierTest {
                 "round " + round + ": the waiter saw the phase complete without its failure: " + seen.get());
         }
     }
+
+    /** A barrier in shared memory refuses an in-process waiter node: nothing of another process could signal it. */
+    @Test
+    void aSharedBarrierRefusesAnInProcessWaiterNode() {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            java.lang.foreign.MemorySegment region = arena.allocate(64, 8);
+            PhaseBarrier shared = PhaseBarrier.formatShared(region, 0, 1, -1, null);
+            IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+                () -> shared.enqueue(dev.jpipeline.internal.wait.Waiter.stackless(new dev.jpipeline.internal.wait
+                    .ParkListener() {
+                    @Override
+                    public void parking(Object site) {
+                    }
+
+                    @Override
+                    public void unparked() {
+                    }
+                })));
+            org.junit.jupiter.api.Assertions.assertTrue(e.getMessage().contains("futex word"), e.getMessage());
+            shared.arrive(1);           // the barrier itself still works
+            org.junit.jupiter.api.Assertions.assertTrue(shared.isComplete(0));
+        }
+    }
 }
