@@ -8,18 +8,15 @@ import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.copy.CopyLanding;
 import dev.jpipeline.internal.copy.CopyService;
-import dev.jpipeline.internal.trace.TraceLane;
 import dev.jpipeline.internal.trace.TraceSink;
 import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitSite;
 import dev.jpipeline.internal.wait.WaitStatus;
-import dev.jpipeline.trace.StageOperation;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.nio.channels.FileChannel;
-import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * A block-, device- or system-scope pipeline handle: one per participating thread, over a {@link StageRing}.
@@ -56,14 +53,11 @@ import java.util.concurrent.atomic.AtomicLong;
  *    itself, or for a thread that ended). So its arrival is a release store (PhaseBarrier.arriveAlone), unless it
  *    tied a copy to the stage it commits: then it arrives with the CAS loop like everyone else.
  *
- * Checked execution (an interleaver, see Interleaver): every wait that does not return at once is announced to it
- * (awaitChecked), so that it can land held-back copies the wait needs; every acquire of round r + 1 frees round r
- * (stageFreed) before it returns, so that the round's poison never lands on what the producer writes next.
- *
- * A handle of a ring in a shared region (system scope across processes) also writes its cursors to its rank's slot
- * after each operation (RegionStages), so that a survivor can leave for it if its process dies (RegionReaper); it
- * counts its copies handed to workers there until they land (CountedLanding), which the next make waits for; and
- * a run of timed waits that give up looks for dead processes every SharedWord.CHECK_NANOS across the calls.
+ * What else follows the handle (tracing, checked execution, a shared region's cursors) is told through one seam,
+ * HandleEvents, after each operation; the handle holds only the protocol and its misuse messages. Checked
+ * execution also hears of every wait that does not return at once (awaitChecked), so that it can land held-back
+ * copies the wait needs. In a shared region, a run of timed waits that give up looks for dead processes every
+ * SharedWord.CHECK_NANOS across the calls.
  *
  * Waits change no state, so they are idempotent; only commit and release move a cursor. The cursors are plain
  * fields confined to the owner; all cross-thread communication goes through the barriers. Two exceptions, both
@@ -93,10 +87,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     }
 
     final StageRing ring;               // package-private: tests' EngineProbe reads it
-    /** The ring's shared region, or null: then this handle's cursors are copied to its rank's slot. */
-    private final RegionStages region;
-    /** In a region: the landings in flight of this mapping's handles on the state, which closing it waits for. */
-    private final AtomicLong landings;
     /** The sides: waits read every group of the other side's stage. */
     final StageSide produced;           // package-private, as are the rounds below: EngineProbe
     final StageSide consumed;
@@ -112,12 +102,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final int rank;
     private final WaitStrategy strategy;
     private final CopyService copies;
-    /** This handle's trace lane, or null when the pipeline is not traced (one null check per operation). */
-    private final TraceLane trace;
-    /** Traced pipelines only: per stage, the landing that records a copy before it arrives; created lazily. */
-    private TracedLanding[] tracedLandings;
-    /** Region pipelines only: per stage, the landing that counts a copy in the rank's slot; created lazily. */
-    private CountedLanding[] countedLandings;
+    /** What follows this handle's operations (HandleEvents.NONE when nothing does): set once, in the constructor. */
+    private final HandleEvents events;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
@@ -170,8 +156,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     StageHandle(StageRing ring, int rank, Boolean producer, int member) {
         super(ring.settings.interleaver());
         this.ring = ring;
-        this.region = ring.region;
-        this.landings = region == null ? null : ring.local.landingsIn(region.area.scope());
         this.produced = ring.produced;
         this.consumed = ring.consumed;
         this.stages = ring.settings.stageCount();
@@ -189,13 +173,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             join(member);
         }
         TraceSink sink = ring.settings.trace();
-        this.trace = sink == null ? null : sink.lane(ownerName(), rank, side == null ? "partitioned" : side.label());
-        if (ring.detector != null) {
-            ring.detector.register(this);
-        }
-        if (ring.local != null) {
-            ring.local.handles.add(this);
-        }
+        this.events = HandleEvents.of(
+            interleaver == null ? null : new CheckedEvents(interleaver, ring),
+            sink == null ? null : new TracedEvents(sink.lane(ownerName(), rank,
+                side == null ? "partitioned" : side.label()), stages),
+            ring.cursors(rank));
+        ring.joined(this);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -224,7 +207,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 + " batches it has not released itself, and stage " + head + " cannot be free before it releases "
                 + "them (at most " + stages + " stages ahead)");
         }
-        long start = trace == null ? 0 : trace.now();
+        long start = events.now();
         if (headRound > 0 && committed() - stages >= releasedKnown) {
             WaitStatus status = awaitSide(consumed, head, headRound - 1, Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
@@ -240,23 +223,13 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             releasedKnown = next + lookAhead(consumed, head, (int) (headRound - 1),
                 side == Side.BOTH ? released() - next : stages - 1);
         }
-        if (interleaver != null && headRound > 0) {
-            // the round before is released by every consumer: its destinations are poisoned before this producer
-            // may write the stage (the last releaser may not have got there yet; whoever comes first poisons)
-            interleaver.stageFreed(ring, head, headRound - 1);
-        }
         if ((headRound & STALE_FAILURES) < 2) {
             // Forget failures recorded 2 or more rounds ago, which every consumer has read (the stage was released
             // since) and which would be read again 2^23 rounds later: once in every 4096 rounds of each parity.
             myProduced[head].clearStaleFailure((int) headRound);
         }
         acquired = true;
-        if (region != null) {
-            region.acquired(rank, committed());
-        }
-        if (trace != null) {
-            trace.record(StageOperation.ACQUIRE, start, head, committed());
-        }
+        events.acquired(head, headRound, committed(), start);
         return WaitStatus.COMPLETE;
     }
 
@@ -268,9 +241,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 + " (batch " + committed() + ")");
         }
         acquired = false;
-        if (trace != null) {
-            trace.record(StageOperation.COMMIT, trace.now(), head, committed());
-        }
+        long start = events.now();
+        int stage = head;
         if (commitAlone && !tiedHead) {
             myProduced[head].arriveAlone((int) headRound);
         } else {
@@ -281,22 +253,18 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             head = 0;
             headRound++;
         }
-        if (region != null) {
-            region.committed(rank, committed());
-        }
+        events.committed(stage, committed() - 1, start);
     }
 
     @Override
     public AsyncContractFulfillment copy(MemorySegment dst, MemorySegment src) {
         enterCopy("memcpy_async");
-        long start = trace == null ? 0 : trace.now();
-        if (interleaver != null) {
-            interleaver.stageCopy(ring, head, headRound, dst);
-        }
-        AsyncContractFulfillment done = copies.copyInto(dst, src, myProduced[head], landing(start), copyOnIssuer());
+        long start = events.now();
+        AsyncContractFulfillment done = copies.copyInto(dst, src, myProduced[head],
+            events.copying(head, headRound, committed(), start, dst, myProduced[head]), copyOnIssuer());
         tiedHead |= done != AsyncContractFulfillment.NONE;
-        if (trace != null && done == AsyncContractFulfillment.NONE) {
-            trace.record(StageOperation.COPY, start, head, committed());
+        if (done == AsyncContractFulfillment.NONE) {
+            events.copied(head, committed(), start);
         }
         return done;
     }
@@ -305,10 +273,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     public AsyncContractFulfillment read(MemorySegment dst, FileChannel channel, long position) {
         enterCopy("memcpy_async (file)");
         tiedHead = true;                        // set first: the tie happens before readInto can fail
-        if (interleaver != null) {
-            interleaver.stageCopy(ring, head, headRound, dst);
-        }
-        return copies.readInto(dst, channel, position, myProduced[head], landing(trace == null ? 0 : trace.now()),
+        CopyLanding landing = events.copying(head, headRound, committed(), events.now(), dst, myProduced[head]);
+        return copies.readInto(dst, channel, position, myProduced[head], landing,
             copyPolicy == CopyPolicy.ON_ISSUING_THREAD);     // AUTO: on the engine, which keeps several in flight
     }
 
@@ -329,75 +295,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         }
     }
 
-    /**
-     * Where a copy into the head stage lands: the stage's barrier, through a recorder when traced, counted in the
-     * rank's slot in a region.
-     */
-    private CopyLanding landing(long start) {
-        CopyLanding stage = stageLanding(start);
-        if (region == null) {
-            return stage;
-        }
-        if (countedLandings == null) {
-            countedLandings = new CountedLanding[stages];
-        }
-        CountedLanding l = countedLandings[head];
-        if (l == null) {
-            l = countedLandings[head] = new CountedLanding(stage);     // stage: the same object for every batch
-        }
-        return l;
-    }
-
-    /** The stage's barrier, through a recorder when traced. */
-    private CopyLanding stageLanding(long start) {
-        if (trace == null) {
-            return myProduced[head];
-        }
-        if (tracedLandings == null) {
-            tracedLandings = new TracedLanding[stages];
-        }
-        TracedLanding l = tracedLandings[head];
-        if (l == null) {
-            l = tracedLandings[head] = new TracedLanding(trace, myProduced[head], head);
-        }
-        l.batch(committed(), start);
-        return l;
-    }
-
-    /**
-     * A region handle's copy into one stage, counted in its rank's slot from its hand-off until after its landing
-     * (RegionStages.copies): a make waits for the count, because a copy may outlive its producer's quit and would
-     * land in the next pipeline's stage. Counted in this process too, until the landing is done with the mapped
-     * memory ({@link #landings}): closing the mapping waits for that.
-     */
-    private final class CountedLanding implements CopyLanding {
-        private final CopyLanding target;
-
-        CountedLanding(CopyLanding target) {
-            this.target = target;
-        }
-
-        @Override
-        public void copyHandedOff() {
-            landings.incrementAndGet();
-            region.copies(rank, 1);
-            target.copyHandedOff();
-        }
-
-        @Override
-        public void copyLanded(Throwable failure) {
-            try {
-                target.copyLanded(failure);
-            } finally {
-                try {
-                    region.copies(rank, -1);
-                } finally {
-                    landings.decrementAndGet();     // last: closing the mapping waits for this (RegionLocals)
-                }
-            }
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------
     // Consumer side
 
@@ -412,7 +309,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             throw misuse(op + " would wait forever: " + who() + " waits for batch " + released() + " in stage "
                 + tail + ", which it has not committed itself (a unified thread commits every batch it waits for)");
         }
-        long start = trace == null ? 0 : trace.now();
+        long start = events.now();
         if (released() >= readyKnown) {
             WaitStatus status = awaitSide(produced, tail, tailRound, deadline, interruptible);
             if (status == WaitStatus.ABANDONED) {
@@ -427,16 +324,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 side == Side.BOTH ? committed() - released() - 1 : stages - 1);
         }
         waited = true;
-        if (trace != null) {
-            trace.record(StageOperation.WAIT, start, tail, released());
-        }
+        events.waited(tail, released(), start);
         throwIfFailed();
         return WaitStatus.COMPLETE;
     }
 
     private void throwIfFailed() {
         Throwable failure = produced.failureOf(tail, tailRound);
-        if (failure == null && region != null) {
+        if (failure == null) {
             failure = ring.missingShare(tail, tailRound);
         }
         if (failure != null) {
@@ -452,24 +347,19 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 + "stage " + tail + " (batch " + released() + ")");
         }
         waited = false;
-        if (trace != null) {
-            trace.record(StageOperation.RELEASE, trace.now(), tail, released());
-        }
+        long start = events.now();
+        int stage = tail;
+        long round = tailRound;
         if (releaseAlone) {
             myConsumed[tail].arriveAlone((int) tailRound);
         } else {
             myConsumed[tail].arrive(1);
         }
-        if (interleaver != null && consumed.isComplete(tail, (int) tailRound)) {
-            interleaver.stageFreed(ring, tail, tailRound);      // the last release of the round: nobody reads it now
-        }
         if (++tail == stages) {
             tail = 0;
             tailRound++;
         }
-        if (region != null) {
-            region.released(rank, released());
-        }
+        events.released(stage, round, released() - 1, start);
     }
 
     /**
@@ -508,7 +398,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
         WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
             : awaitGroups(side, stage, round, deadline, interruptible);
-        if (status == WaitStatus.TIMED_OUT && (ring.detector != null || region != null)) {
+        if (status == WaitStatus.TIMED_OUT && ring.watchesPolls()) {
             pollTimedOut();
         } else if (pollingSince != 0) {
             endPolling();
@@ -575,8 +465,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!active || !ACTIVE.compareAndSet(this, true, false)) {
             return false;
         }
-        if (region != null && !region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
-            region.state(rank);     // throws when the slot is corrupted: its place is then nobody's to settle
+        if (!events.leaving(HandleEvents.Departure.QUIT)) {
             return false;           // a survivor left for it already (its process was taken for dead)
         }
         return leave("quit");
@@ -589,9 +478,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * everywhere it can, then the first failure is thrown, the others suppressed in it.
      */
     private boolean leave(String how) {
-        if (ring.local != null) {
-            ring.local.handles.remove(this);
-        }
+        ring.left(this);
         RuntimeException failure = null;
         if (acquired) {
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
@@ -669,9 +556,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             throw tooMany;
         }
         side = producer ? Side.PRODUCER : Side.CONSUMER;
-        if (region != null) {
-            region.side(rank, producer ? RegionStages.PRODUCER : RegionStages.CONSUMER, claim.member());
-        }
+        events.sideTaken(producer, claim.member());
         join(claim.member());
         ring.drop(claim.settled());
     }
@@ -750,12 +635,12 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     @Override
     public void abandon() {
-        leaveFor(RegionStages.ENDED, "(its thread '" + ownerName() + "' ended)");
+        leaveFor(HandleEvents.Departure.ENDED, "(its thread '" + ownerName() + "' ended)");
     }
 
     /** Whether this handle's pipeline is in the region mapping whose memory is {@code scope}. */
     boolean mappedIn(MemorySegment.Scope scope) {
-        return region != null && region.area.scope().equals(scope);
+        return ring.mappedIn(scope);
     }
 
     /**
@@ -768,7 +653,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (ownerHasEnded()) {
             abandon();
         } else if (Thread.currentThread() == owner) {
-            leaveFor(RegionStages.CLOSED, "(its region was closed without quit())");
+            leaveFor(HandleEvents.Departure.CLOSED, "(its region was closed without quit())");
         } else {
             return !active;
         }
@@ -777,17 +662,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /**
      * Leaves on behalf of an owner that did not quit: an ended thread (any caller), or the owner closing the
-     * region. A region slot records why ({@code regionState}); in one process the ring's departures do.
+     * region. A region slot records why (HandleEvents.leaving); in one process the ring's departures do.
      */
-    private void leaveFor(int regionState, String how) {
-        if (!ACTIVE.compareAndSet(this, true, false)
-            || region != null && !region.casState(rank, RegionStages.ACTIVE, regionState)) {
+    private void leaveFor(HandleEvents.Departure how, String why) {
+        if (!ACTIVE.compareAndSet(this, true, false) || !events.leaving(how)) {
             return;
         }
-        if (region == null) {
-            ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");   // a region's slot says it
-        }
-        leave(how);
+        ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
+        leave(why);
     }
 
     @Override
@@ -828,10 +710,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public RuntimeException faulted(InternalError fault) {
-        if (region == null) {
-            throw fault;
-        }
-        return RegionFaults.lost(fault, toString(), null, region.area.byteSize());
+        return ring.faulted(fault, toString());
     }
 
     @Override

@@ -144,8 +144,58 @@ final class StageRing {
         reaper.leaveFor(rank, "rank " + rank + " (" + region.maker(rank) + ")");
     }
 
+    /** A handle was made on this ring: watched by the hang detector, or listed among this process's in a region. */
+    void joined(StageHandle handle) {
+        if (detector != null) {
+            detector.register(handle);
+        }
+        if (local != null) {
+            local.handles.add(handle);
+        }
+    }
+
+    /** A handle leaves: no longer one of this process's in a region. */
+    void left(StageHandle handle) {
+        if (local != null) {
+            local.handles.remove(handle);
+        }
+    }
+
+    /**
+     * The layer that writes rank {@code rank}'s cursors to its slot (RegionCursors) when the ring is in a region,
+     * else null.
+     */
+    HandleEvents cursors(int rank) {
+        return region == null ? null
+            : new RegionCursors(region, rank, local.landingsIn(region.area.scope()), settings.stageCount());
+    }
+
+    /** Whether a run of timed waits that give up is watched: by the hang detector, or for dead processes. */
+    boolean watchesPolls() {
+        return detector != null || region != null;
+    }
+
+    /** Whether the ring is in the region mapping whose memory is {@code scope}. */
+    boolean mappedIn(MemorySegment.Scope scope) {
+        return region != null && region.area.scope().equals(scope);
+    }
+
+    /**
+     * The exception for {@code fault}, an InternalError that an operation of the handle {@code handle} raised: in a
+     * region, the region's truncation (RegionFaults); else it is rethrown.
+     */
+    RuntimeException faulted(InternalError fault, String handle) {
+        if (region == null) {
+            throw fault;
+        }
+        return RegionFaults.lost(fault, handle, null, region.area.byteSize());
+    }
+
+    /** A handle's thread ended without quit: named in departures (a region's slot says it instead). */
     void departed(String note) {
-        departures.add(note);
+        if (region == null) {
+            departures.add(note);
+        }
     }
 
     /** "" or "; " followed by the ranks whose threads ended without quit. */

@@ -5,7 +5,7 @@ import dev.jpipeline.internal.trace.TraceLane;
 
 /**
  * The landing of a traced handle's copies into one stage: records the copy on the handle's trace lane, then
- * makes the copy's arrival on the stage's barrier. One per traced handle and stage, reused batch after batch.
+ * lands it on its target (the stage's barrier). One per traced handle and stage, reused batch after batch.
  *
  * <p>The owner sets the batch and its first copy's start time before it submits the copy (the engine's queue
  * publishes them to the worker); a batch's copies all land before the stage can be acquired again, so a worker
@@ -14,12 +14,12 @@ import dev.jpipeline.internal.trace.TraceLane;
 final class TracedLanding implements CopyLanding {
 
     private final TraceLane trace;
-    private final PhaseBarrier target;
+    private final CopyLanding target;
     private final int stage;
     private long batch = -1;
     private long start;
 
-    TracedLanding(TraceLane trace, PhaseBarrier target, int stage) {
+    TracedLanding(TraceLane trace, CopyLanding target, int stage) {
         this.trace = trace;
         this.target = target;
         this.stage = stage;
@@ -31,6 +31,11 @@ final class TracedLanding implements CopyLanding {
             this.batch = batch;
             this.start = start;
         }
+    }
+
+    @Override
+    public void copyHandedOff() {
+        target.copyHandedOff();
     }
 
     @Override

@@ -1,0 +1,42 @@
+package dev.jpipeline.internal;
+
+import dev.jpipeline.internal.checked.Interleaver;
+import dev.jpipeline.internal.copy.CopyLanding;
+import java.lang.foreign.MemorySegment;
+
+/**
+ * A checked handle's {@link HandleEvents}: tells the {@link Interleaver} which destinations each stage's round
+ * writes (copying) and when a round holds no data any more (freed), so that it can poison what a consumer must not
+ * read. A round is freed by the last release of it, or, whoever comes first, by the producer's acquire of the next
+ * round of the stage (that release may not have got there yet), before the producer may write the stage again.
+ */
+final class CheckedEvents extends HandleEvents {
+
+    private final Interleaver interleaver;
+    private final StageRing ring;
+
+    CheckedEvents(Interleaver interleaver, StageRing ring) {
+        this.interleaver = interleaver;
+        this.ring = ring;
+    }
+
+    @Override
+    void acquired(int stage, long round, long batch, long start) {
+        if (round > 0) {
+            interleaver.stageFreed(ring, stage, round - 1);
+        }
+    }
+
+    @Override
+    CopyLanding copying(int stage, long round, long batch, long start, MemorySegment dst, CopyLanding landing) {
+        interleaver.stageCopy(ring, stage, round, dst);
+        return landing;
+    }
+
+    @Override
+    void released(int stage, long round, long batch, long start) {
+        if (ring.consumed.isComplete(stage, (int) round)) {
+            interleaver.stageFreed(ring, stage, round);     // the last release of the round: nobody reads it now
+        }
+    }
+}
