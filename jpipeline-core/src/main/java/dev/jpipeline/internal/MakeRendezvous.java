@@ -273,7 +273,7 @@ public final class MakeRendezvous implements PipelineMaker {
             case BY_ROLE -> (int) view.values().stream().filter(q -> q.mine.role() == PipelineRole.PRODUCER).count();
         };
         int consumers = p.kind() == StageRing.Kind.UNIFIED ? p.groupSize() : p.groupSize() - producers;
-        return new StageRing(p.kind(), p.groupSize(), producers, consumers, settings);
+        return StageRing.inHeap(p.kind(), p.groupSize(), producers, consumers, settings);
     }
 
     /**

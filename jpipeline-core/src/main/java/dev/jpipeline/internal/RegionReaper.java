@@ -45,9 +45,12 @@ final class RegionReaper {
     private final StageRing ring;
     private final RegionStages region;
 
-    RegionReaper(StageRing ring) {
+    private final RegionLocals local;
+
+    RegionReaper(StageRing ring, RegionStages region, RegionLocals local) {
         this.ring = ring;
-        this.region = ring.region;
+        this.region = region;
+        this.local = local;
     }
 
     /**
@@ -55,7 +58,7 @@ final class RegionReaper {
      * stage words (checkWords).
      */
     void reap() {
-        ring.local.abandonEnded();
+        local.abandonEnded();
         for (int rank = 0; rank < ring.groupSize; rank++) {
             if (region.state(rank) == RegionStages.ACTIVE) {
                 ProcessIdentity maker = region.maker(rank);

@@ -48,6 +48,7 @@ public final class RegionRendezvous implements PipelineMaker {
     private final PipelineSettings settings;
     /** The ring of this process for the latest make it attached to, and that make's tag. Guarded by this. */
     private StageRing ring;
+    private RegionHome ringHome;
     private long ringTag;
 
     private RegionRendezvous(java.lang.foreign.MemorySegment data, long offset, String what, RegionLocals locals,
@@ -178,17 +179,24 @@ public final class RegionRendezvous implements PipelineMaker {
     private void giveUp(int rank, MakeRendezvous.Proposal mine, long tag, int n, int stages) {
         if (region.makes() == tag && region.refusal() == null && region.check(stages, n, mine.kind().ordinal()) == null
             && region.giveUp(rank, tag) && region.casState(rank, RegionStages.ACTIVE, RegionStages.QUIT)) {
-            ringOf(tag, mine.kind(), n).leaveFor(rank);
+            homeOf(tag, mine.kind(), n).leaveFor(rank);
         }
     }
 
     /** This process's ring for make {@code tag}: the first rank to attach creates it. */
     private synchronized StageRing ringOf(long tag, StageRing.Kind kind, int n) {
         if (ring == null || ringTag != tag) {
-            ring = new StageRing(region, locals, kind, n, region.producers(), region.consumers(), settings);
+            ringHome = new RegionHome(region, locals, settings.stageCount());
+            ring = new StageRing(kind, n, region.producers(), region.consumers(), settings, ringHome);
             ringTag = tag;
         }
         return ring;
+    }
+
+    /** The region home of this process's ring for make {@code tag} (ringOf). */
+    private synchronized RegionHome homeOf(long tag, StageRing.Kind kind, int n) {
+        ringOf(tag, kind, n);
+        return ringHome;
     }
 
     /**

@@ -143,8 +143,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** The round of {@link #waitingOn} waited for: written with it. */
     private int waitingRound;
     /**
-     * Owner-confined: when a run of timed waits that gave up began (0: none); in a region, when its last look for
-     * dead processes was.
+     * Owner-confined: when a run of timed waits that gave up began (0: none), as far as the ring's watch is concerned
+     * (RingHome.pollTimedOut: a peer that polls with short timeouts never stalls inside one wait, so the stall clock
+     * runs across its polls; in a region, when its last look for dead processes was).
      */
     private long pollingSince;
 
@@ -177,8 +178,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             interleaver == null ? null : new CheckedEvents(interleaver, ring),
             sink == null ? null : new TracedEvents(sink.lane(ownerName(), rank,
                 side == null ? "partitioned" : side.label()), stages),
-            ring.cursors(rank));
-        ring.joined(this);
+            ring.home.cursors(rank));
+        ring.home.joined(this);
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -398,8 +399,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
         WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
             : awaitGroups(side, stage, round, deadline, interruptible);
-        if (status == WaitStatus.TIMED_OUT && ring.watchesPolls()) {
-            pollTimedOut();
+        if (status == WaitStatus.TIMED_OUT && ring.home.watchesPolls()) {
+            pollingSince = ring.home.pollTimedOut(this, pollingSince, System.nanoTime());
         } else if (pollingSince != 0) {
             endPolling();
         }
@@ -416,7 +417,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (!barrier.isComplete((int) round)) {
                 waitingOn = barrier;
                 waitingRound = (int) round;
-                StallWatch watch = ring.detector == null ? null : this;
+                StallWatch watch = ring.home.stallWatch(this);
                 status = interleaver == null
                     ? barrier.await((int) round, deadline, interruptible, strategy, this, watch)
                     : awaitChecked(barrier, (int) round, deadline, interruptible, strategy, this, watch);
@@ -428,27 +429,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             }
         }
         return deserted == groups.length ? WaitStatus.ABANDONED : WaitStatus.COMPLETE;
-    }
-
-    /**
-     * A timed wait gave up. A peer that polls with short timeouts never stalls inside one wait, so the stall
-     * clock runs across its polls: once it has polled for a quarter of the patience, each further poll looks
-     * (as a stalled wait would), so that a dead participant is abandoned and a hang reported. In a region, where
-     * a wait looks for dead processes every {@link SharedWord#CHECK_NANOS} of its own, polls shorter than that
-     * look once every CHECK_NANOS of polling instead.
-     */
-    private void pollTimedOut() {
-        long now = System.nanoTime();
-        if (pollingSince == 0) {
-            pollingSince = now;
-        } else if (ring.detector != null) {
-            if (now - pollingSince >= ring.detector.patienceNanos() / 4) {
-                stalled(this);
-            }
-        } else if (now - pollingSince >= SharedWord.CHECK_NANOS) {
-            pollingSince = now;
-            ring.reap();
-        }
     }
 
     private void endPolling() {
@@ -478,7 +458,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * everywhere it can, then the first failure is thrown, the others suppressed in it.
      */
     private boolean leave(String how) {
-        ring.left(this);
+        ring.home.left(this);
         RuntimeException failure = null;
         if (acquired) {
             // The batch cannot be delivered whole: it fails. The failure is recorded, then this producer's share
@@ -640,7 +620,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     /** Whether this handle's pipeline is in the region mapping whose memory is {@code scope}. */
     boolean mappedIn(MemorySegment.Scope scope) {
-        return ring.mappedIn(scope);
+        return ring.home.mappedIn(scope);
     }
 
     /**
@@ -668,19 +648,19 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!ACTIVE.compareAndSet(this, true, false) || !events.leaving(how)) {
             return;
         }
-        ring.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
+        ring.home.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
         leave(why);
     }
 
     @Override
     public long patienceNanos() {
-        return ring.detector.patienceNanos();
+        return ring.home.patienceNanos();
     }
 
     @Override
     public void stalled(Object site) {
         stalledIn = waitDescription();
-        String report = ring.detector.check();
+        String report = ring.home.check();
         if (report != null) {
             throw new IllegalStateException(report);
         }
@@ -710,7 +690,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
 
     @Override
     public RuntimeException faulted(InternalError fault) {
-        return ring.faulted(fault, toString());
+        return ring.home.faulted(fault, toString());
     }
 
     @Override

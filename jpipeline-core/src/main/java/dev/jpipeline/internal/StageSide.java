@@ -48,22 +48,43 @@ final class StageSide {
      * a group that never had a member is deserted from round 0). A heap segment, or the region's longs.
      */
     private final MemorySegment leftFrom;
-    /** The first index after this side's words and the padding that follows them (0 for a side in a region). */
-    final int end;
 
     /**
-     * A side whose barrier words are in the ring's array.
+     * A side over {@code groups} ([group][stage]), formatted already.
+     *
+     * @param solo     per group, whether it has exactly one member
+     * @param leftFrom the longs for the left-from rounds ([group * stages + stage]), formatted to 0
+     */
+    StageSide(PhaseBarrier[][] groups, boolean[] solo, MemorySegment leftFrom) {
+        this.groups = groups;
+        this.solo = solo;
+        this.leftFrom = leftFrom;
+    }
+
+    /**
+     * A side in a shared region: one group per member, each barrier of {@code barriers} ([member][stage]) a
+     * {@link SharedWord}'s, formatted already.
+     *
+     * @param leftFrom the region's longs for the left-from rounds ([member * stages + stage]), formatted to 0
+     */
+    static StageSide ofSolos(PhaseBarrier[][] barriers, MemorySegment leftFrom) {
+        boolean[] solo = new boolean[barriers.length];
+        java.util.Arrays.fill(solo, true);
+        return new StageSide(barriers, solo, leftFrom);
+    }
+
+    /**
+     * A side whose barrier words are in a heap ring's array.
      *
      * @param words   the ring's word array ({@link #wordsNeeded} long from {@code base} on)
      * @param base    where the side's first word goes (padded before it by the caller)
      * @param stages  stages of the ring
      * @param members threads on this side
      */
-    StageSide(long[] words, int base, int stages, int members) {
+    static StageSide inArray(long[] words, int base, int stages, int members) {
         int count = groupCount(members);
-        this.groups = new PhaseBarrier[count][stages];
-        this.solo = new boolean[count];
-        this.leftFrom = MemorySegment.ofArray(new long[count * stages]);
+        PhaseBarrier[][] groups = new PhaseBarrier[count][stages];
+        boolean[] solo = new boolean[count];
         int at = base;
         for (int g = 0; g < count; g++) {
             int expected = sizeOf(g, members, count);
@@ -74,21 +95,7 @@ final class StageSide {
             }
             at += (stages - 1) * stride + 1 + PhaseBarrier.WORD_PAD;
         }
-        this.end = at;
-    }
-
-    /**
-     * A side in a shared region: one group per member, each barrier of {@code barriers} ([member][stage]) a
-     * {@link SharedWord}'s, formatted already.
-     *
-     * @param leftFrom the region's longs for the left-from rounds ([member * stages + stage]), formatted to 0
-     */
-    StageSide(PhaseBarrier[][] barriers, MemorySegment leftFrom) {
-        this.groups = barriers;
-        this.solo = new boolean[barriers.length];
-        java.util.Arrays.fill(solo, true);
-        this.leftFrom = leftFrom;
-        this.end = 0;
+        return new StageSide(groups, solo, MemorySegment.ofArray(new long[count * stages]));
     }
 
     /** Longs a side of {@code members} over {@code stages} stages takes, its trailing padding included. */
@@ -201,7 +208,7 @@ final class StageSide {
             && round >= (long) LEFT_FROM.getVolatile(leftFrom, (long) (group * stages() + stage) * Long.BYTES);
     }
 
-    private int stages() {
+    int stages() {
         return groups[0].length;
     }
 

@@ -38,7 +38,7 @@ class PhaseBarrierLayoutTest {
     @Test
     void aSideSplitsItsMembersIntoAtMostEightGroupsThatExpectThemAll() {
         for (int members = 1; members <= 40; members++) {
-            StageSide side = new StageSide(new long[2 * StageSide.wordsNeeded(3, members)], 0, 3, members);
+            StageSide side = StageSide.inArray(new long[2 * StageSide.wordsNeeded(3, members)], 0, 3, members);
             assertEquals(Math.min(members, StageSide.MAX_GROUPS), side.groups.length, members + " members");
             int expected = 0;
             for (PhaseBarrier[] group : side.groups) {
@@ -53,7 +53,7 @@ class PhaseBarrierLayoutTest {
     }
 
     private static void assertLayout(int stages, int producers, int consumers) {
-        StageRing ring = new StageRing(StageRing.Kind.BY_COUNT, producers + consumers, producers, consumers,
+        StageRing ring = StageRing.inHeap(StageRing.Kind.BY_COUNT, producers + consumers, producers, consumers,
             new PipelineSettings(dev.jpipeline.ThreadScope.BLOCK, stages, WaitStrategy.ADAPTIVE, null, null, 0,
                 dev.jpipeline.CopyPolicy.AUTO, null));
         String what = stages + " stages, " + producers + " producers, " + consumers + " consumers: ";

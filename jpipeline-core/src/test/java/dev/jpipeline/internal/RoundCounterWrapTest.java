@@ -48,7 +48,7 @@ class RoundCounterWrapTest {
     }
 
     private StageRing ring() {
-        StageRing ring = new StageRing(StageRing.Kind.BY_ROLE, 2, 1, 1, new PipelineSettings(ThreadScope.BLOCK, 1,
+        StageRing ring = StageRing.inHeap(StageRing.Kind.BY_ROLE, 2, 1, 1, new PipelineSettings(ThreadScope.BLOCK, 1,
             WaitStrategy.ADAPTIVE, null, null, 0, CopyPolicy.AUTO, null));
         atPhase(ring.produced.groups[0][0], ROUND);    // batches 0 .. ROUND - 1 committed
         atPhase(ring.consumed.groups[0][0], ROUND);    // and released
