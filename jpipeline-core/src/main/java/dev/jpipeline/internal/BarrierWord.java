@@ -1,9 +1,6 @@
 package dev.jpipeline.internal;
 
-import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.process.ProcessWaiting;
-import dev.jpipeline.internal.wait.StallWatch;
-import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waitable;
 import dev.jpipeline.internal.wait.Waiter;
 import dev.jpipeline.internal.wait.Waiting;
@@ -16,8 +13,11 @@ import dev.jpipeline.internal.wait.Waiting;
  * <pre>
  * HeapBarrierWord  an element of a long[] of this process; waiters park on a Treiber stack of Waiter nodes
  *                  (Waiting, the one wait routine); failures are Throwables per phase parity
- * SharedWord       a word of a region several processes map; waiters sleep on a futex word beside it
- *                  (ProcessWaiting); failures are text records there
+ * SharedWord       a word of a region several processes map; waiters count themselves and sleep in futex on a
+ *                  wake word beside it (ProcessWaiting); failures are text records there
+ *
+ * Both are waited on in Waiting, the one wait routine: the word only says how a waiter is published (enqueue),
+ * sleeps (park) and is unpublished (dequeue).
  * </pre>
  *
  * Contract of every implementation: get is a volatile read, cas a volatile compare-and-set, publish a store at
@@ -50,15 +50,20 @@ abstract class BarrierWord {
     /** After a transition a waiter may be waiting for: wakes the waiters. */
     abstract void signal();
 
-    /** Waits until {@code barrier}, whose word this is, is past phase {@code round} or abandoned. */
-    abstract WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible,
-                              WaitStrategy strategy, Object site, StallWatch watch);
-
-    /** Pushes a waiter that polls the word after the push ({@link Waitable#enqueue}). */
+    /** Publishes a waiter that polls the word after the push ({@link Waitable#enqueue}): pushes or counts it. */
     abstract void enqueue(Waiter waiter);
 
-    /** Drops waiters that gave up ({@link Waitable#sweepWaiters}). */
-    abstract void sweepWaiters();
+    /** A wait ended with its node published ({@link Waitable#dequeue}): unlinks or uncounts it. */
+    abstract void dequeue(Waiter waiter);
+
+    /** Sleeps until a signal or {@code limit}, for a waiter of {@code barrier}'s phase {@code round} ({@link Waitable#park}). */
+    abstract void park(PhaseBarrier barrier, long round, long limit);
+
+    /** The longest one bounded park lasts ({@link Waitable#maxParkNanos}). */
+    abstract long maxParkNanos();
+
+    /** Whether an interrupt ends a park ({@link Waitable#interruptEndsPark}). */
+    abstract boolean interruptEndsPark();
 
     /** Whether a signal may miss a waiter just pushed (solo arrivals are stores): then waits are bounded. */
     abstract boolean signalsMayMissAPush();

@@ -1,10 +1,8 @@
 package dev.jpipeline.internal;
 
-import dev.jpipeline.WaitStrategy;
-import dev.jpipeline.internal.wait.StallWatch;
-import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.wait.Waiter;
-import dev.jpipeline.internal.wait.Waiting;
+import java.util.concurrent.locks.LockSupport;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 
@@ -30,6 +28,8 @@ final class HeapBarrierWord extends HeapWordPadAfter {
     private final long[] words;
     private final int index;
     /** Whether arrivals may be storeAlone stores: then its waiters' parks are bounded. */
+    /** The longest one bounded park lasts (solo arrivals' waits): a long wait then wakes once a second. */
+    private static final long MAX_PARK_NANOS = 1_000_000_000L;
     private final boolean soloArrivals;
     /** The latest failure of an even / odd phase (see the class comment). */
     private volatile PhaseFailure failureEven;
@@ -82,11 +82,6 @@ final class HeapBarrierWord extends HeapWordPadAfter {
         }
     }
 
-    @Override
-    WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, WaitStrategy strategy,
-                     Object site, StallWatch watch) {
-        return Waiting.await(barrier, round, deadline, interruptible, strategy, site, watch);
-    }
 
     @Override
     void enqueue(Waiter waiter) {
@@ -94,8 +89,28 @@ final class HeapBarrierWord extends HeapWordPadAfter {
     }
 
     @Override
-    void sweepWaiters() {
+    void dequeue(Waiter waiter) {
         Waiter.sweep(WAITERS, this);
+    }
+
+    /** A LockSupport park, with the barrier as the blocker: a signal's unpark ends it. */
+    @Override
+    void park(PhaseBarrier barrier, long round, long limit) {
+        if (limit == Deadlines.NO_DEADLINE) {
+            LockSupport.park(barrier);
+        } else {
+            LockSupport.parkNanos(barrier, limit - System.nanoTime());
+        }
+    }
+
+    @Override
+    long maxParkNanos() {
+        return MAX_PARK_NANOS;
+    }
+
+    @Override
+    boolean interruptEndsPark() {
+        return true;
     }
 
     @Override

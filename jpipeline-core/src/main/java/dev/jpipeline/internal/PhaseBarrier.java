@@ -57,9 +57,9 @@ import java.lang.invoke.VarHandle;
  * per phase parity: a waiter asks failureOf(round) after its wait completed, and the phase after round cannot
  * complete before it (pipelines) or before its own arrival (barriers), so the record it reads is its own.
  *
- * Waiting is the word's (BarrierWord.await): in this process Waiting.await, the one wait routine (strategy,
- * deadline, interrupts, park listener, stall watch), with parked waiters on a Treiber stack (Waiter) that the
- * thread completing a phase (or dropping the last party) detaches and unparks. Every transition a waiter may wait
+ * Waiting is Waiting.await, the one wait routine (strategy, deadline, interrupts, park listener, stall watch), for
+ * either kind of word; where waiters sleep is the word's (BarrierWord.enqueue, park, dequeue): in this process on a
+ * Treiber stack (Waiter) that the thread completing a phase (or dropping the last party) detaches and unparks. Every transition a waiter may wait
  * for is a CAS followed by the word's signal, so no wake-up is lost (the word states its Dekker argument). The
  * exception is arriveAlone, a release store by a side's only thread when nothing else can write the word: its
  * signal may miss a push, so waiters of such barriers park in bounded slices (see arriveAlone).
@@ -69,8 +69,9 @@ import java.lang.invoke.VarHandle;
  * observes the phase completed.
  *
  * Shared memory (a system-scope stage barrier in a region that several processes map, see SharedWord): the same
- * transitions run on its word with the same CASes. What cannot cross a process is the word's: waiters sleep on a
- * wake word beside it (ProcessWaiting), and failures are recorded there as text. Such a barrier has no completion
+ * transitions run on its word with the same CASes, and its waits in the same routine. What cannot cross a process
+ * is the word's: waiters count themselves and sleep in futex on a wake word beside it (ProcessWaiting), and
+ * failures are recorded there as text. Such a barrier has no completion
  * action; its solo arrivals are release stores too, whose signal may miss a sleeper, so its futex sleeps are bounded.
  * </pre>
  */
@@ -149,19 +150,17 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
      * A barrier in shared memory, as a system-scope pipeline's stages have them: its word is at {@code offset} of
      * {@code segment} (native memory, a mapped file for one; 8-byte aligned), formatted here to expect
      * {@code expected} arrivals at phase 0. For tests of the algorithm on shared memory; a pipeline formats its
-     * own. Waits on it use the cross-process wait (spin, yield, futex) and, when the wait lasts, run
-     * {@code check} every 100 ms (null: nothing).
+     * own. Its waiters sleep in futex on the wake word beside it (SharedWord), in the one wait routine.
      *
      * @param recordsAt where its {@link #SHARED_RECORD_BYTES} of failure records go, or -1 for none
      */
-    public static PhaseBarrier formatShared(MemorySegment segment, long offset, int expected, long recordsAt,
-                                            Runnable check) {
+    public static PhaseBarrier formatShared(MemorySegment segment, long offset, int expected, long recordsAt) {
         if (expected < 0 || expected > MAX_PARTIES) {
             throw new IllegalArgumentException(
                 "barrier expected count must be in 0.." + MAX_PARTIES + ", got " + expected);
         }
         SharedWord.format(segment, offset, recordsAt, initialState(expected));
-        return new PhaseBarrier(new SharedWord(segment, offset, recordsAt, check));
+        return new PhaseBarrier(new SharedWord(segment, offset, recordsAt));
     }
 
     /** The word of a fresh barrier: phase 0, {@code expected} arrivals expected, none arrived. */
@@ -599,7 +598,7 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
             throw new IllegalStateException("a barrier's completion action cannot wait for the phase it is "
                 + "completing (phase " + (round & PHASE_MASK) + "): it would wait for itself");
         }
-        return word.await(this, round, deadline, interruptible, strategy, site, watch);
+        return Waiting.await(this, round, deadline, interruptible, strategy, site, watch);
     }
 
     /** The barrier word, for detecting that nothing has changed between two looks. */
@@ -626,8 +625,23 @@ public final class PhaseBarrier implements Waitable, CopyLanding {
     }
 
     @Override
-    public void sweepWaiters() {
-        word.sweepWaiters();
+    public void dequeue(Waiter waiter) {
+        word.dequeue(waiter);
+    }
+
+    @Override
+    public void park(long round, long limit) {
+        word.park(this, round, limit);
+    }
+
+    @Override
+    public long maxParkNanos() {
+        return word.maxParkNanos();
+    }
+
+    @Override
+    public boolean interruptEndsPark() {
+        return word.interruptEndsPark();
     }
 
     private void signalAll() {

@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.wait.StallWatch;
 import java.lang.foreign.MemorySegment;
 
 /**
@@ -7,7 +8,8 @@ import java.lang.foreign.MemorySegment;
  * are the region's, one group per member, each barrier over a {@link SharedWord}; each process that made handles on
  * it has a ring over the same bytes, which writes nothing until a handle acts. It has no hang detector (it cannot
  * see the threads of other processes): its waiters look for dead processes instead ({@link RegionReaper}), every
- * SharedWord.CHECK_NANOS of a stalled wait and of a run of timed waits that give up.
+ * SharedWord.CHECK_NANOS of a stalled wait (its stall watch, in the one wait routine) and of a run of timed waits
+ * that give up.
  */
 final class RegionHome extends RingHome {
 
@@ -15,32 +17,42 @@ final class RegionHome extends RingHome {
     final RegionStages region;
     /** This process's handles on the area, so that a waiter can leave for one whose thread ended. */
     final RegionLocals local;
-    /** Set by attach, once, before any handle exists; a stage word's check asks for it only after that. */
+    /** Set by attach, once, before any handle exists (the ring's constructor publishes it with the ring). */
     private RegionReaper reaper;
 
-    RegionHome(RegionStages region, RegionLocals local, int stages) {
-        this(region, local, stages, new Runnable[1]);
-    }
+    /** Looks for dead processes every CHECK_NANOS of a stalled wait: the stall watch of every handle's wait. */
+    private final StallWatch reaping = new StallWatch() {
+        @Override
+        public long patienceNanos() {
+            return 4 * SharedWord.CHECK_NANOS;      // the wait routine looks every quarter of the patience
+        }
 
-    /** @param reap a cell the words' dead-process check calls through, filled by attach */
-    private RegionHome(RegionStages region, RegionLocals local, int stages, Runnable[] reap) {
-        super(StageSide.ofSolos(words(region, stages, true, () -> reap[0].run()), region.leftFrom(true)),
-            StageSide.ofSolos(words(region, stages, false, () -> reap[0].run()), region.leftFrom(false)),
-            region.owners());
+        @Override
+        public void stalled(Object site) {
+            reap();                                 // may throw: a corrupted word, a dead process's failed batch
+        }
+
+        @Override
+        public void resumed() {
+        }
+    };
+
+    RegionHome(RegionStages region, RegionLocals local, int stages) {
+        super(StageSide.ofSolos(words(region, stages, true), region.leftFrom(true)),
+            StageSide.ofSolos(words(region, stages, false), region.leftFrom(false)), region.owners());
         this.region = region;
         this.local = local;
-        reap[0] = this::reap;
     }
 
     /** One SharedWord barrier per member and stage, [member][stage], over the region's formatted cells. */
-    private static PhaseBarrier[][] words(RegionStages region, int stages, boolean produced, Runnable check) {
+    private static PhaseBarrier[][] words(RegionStages region, int stages, boolean produced) {
         int members = produced ? region.producers() : region.consumers();
         PhaseBarrier[][] words = new PhaseBarrier[members][stages];
         for (int m = 0; m < members; m++) {
             for (int s = 0; s < stages; s++) {
                 words[m][s] = new PhaseBarrier(produced
-                    ? new SharedWord(region.area, region.producedCell(m, s), region.record(m, s), check)
-                    : new SharedWord(region.area, region.consumedCell(m, s), -1, check));
+                    ? new SharedWord(region.area, region.producedCell(m, s), region.record(m, s))
+                    : new SharedWord(region.area, region.consumedCell(m, s), -1));
             }
         }
         return words;
@@ -74,6 +86,11 @@ final class RegionHome extends RingHome {
     @Override
     void left(StageHandle handle) {
         local.handles.remove(handle);
+    }
+
+    @Override
+    StallWatch stallWatch(StageHandle handle) {
+        return reaping;
     }
 
     @Override

@@ -4,12 +4,9 @@ import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
-import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.process.MappedAtomics;
 import dev.jpipeline.internal.process.ProcessIdentity;
 import dev.jpipeline.internal.process.ProcessWaiting;
-import dev.jpipeline.internal.wait.StallWatch;
-import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waiter;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
@@ -55,7 +52,7 @@ import java.nio.charset.StandardCharsets;
  * phase complete sees it (the seqlock only guards against two failures of one phase racing).
  * </pre>
  */
-final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
+final class SharedWord extends BarrierWord {
 
     /** Bytes a cell takes: the state word, then the wake word. */
     static final int CELL_BYTES = 16;
@@ -68,7 +65,10 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
     private static final int WRITING = 1 << 30;
     private static final int MESSAGE_BYTES = RECORD_BYTES - 8;
 
-    /** How often a waiter runs {@link #check} while its wait lasts: a dead process is seen within this. */
+    /**
+     * How often a stage's waiter looks for dead processes while its wait lasts (RegionHome's stall watch): a dead
+     * process is seen within this.
+     */
     static final long CHECK_NANOS = 100_000_000;
 
     private final MemorySegment segment;
@@ -76,14 +76,11 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
     private final long at;
     /** Where this barrier's failure records are, or -1 when it has none (a consumed-side barrier). */
     private final long recordsAt;
-    /** Run by a waiter every {@link #CHECK_NANOS}: looks for dead processes, and may throw. */
-    private final Runnable check;
 
     /**
      * @param recordsAt where the barrier's {@link #RECORDS_BYTES} of failure records are, or -1 for none
-     * @param check     what a long wait runs every {@link #CHECK_NANOS} (it may throw to end the wait), or null
      */
-    SharedWord(MemorySegment segment, long at, long recordsAt, Runnable check) {
+    SharedWord(MemorySegment segment, long at, long recordsAt) {
         ProcessWaiting.checkWord(segment, at + 8);      // once: every signal then skips the checks
         if (recordsAt >= 0) {
             java.util.Objects.checkFromIndexSize(recordsAt, RECORDS_BYTES, segment.byteSize());
@@ -91,7 +88,6 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
         this.segment = segment;
         this.at = at;
         this.recordsAt = recordsAt;
-        this.check = check;
     }
 
     /** Writes a fresh cell for a barrier expecting {@code expected} arrivals at phase 0, and empty records. */
@@ -148,18 +144,29 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
         ProcessWaiting.wakeIfCounted(segment, at + 8);
     }
 
-    /**
-     * Refused: a waiter of a shared word sleeps on its futex word (await), where a waker of any process finds it; a
-     * node on an in-process stack would never be signalled from another process.
-     */
+    /** Counts the waiter on the wake word (W1 of ProcessWaiting's sleep): a waker of any process sees the count. */
     @Override
     void enqueue(Waiter waiter) {
-        throw new IllegalStateException("a stage barrier in shared memory takes no in-process waiter node: its waiters "
-            + "sleep on the futex word beside it, where any process can wake them" + where());
+        if (waiter.isStackless()) {
+            throw new IllegalStateException("a stage barrier in shared memory takes no in-process waiter node of a "
+                + "suspended thread: its waiters sleep on the futex word beside it, where any process can wake them"
+                + where());
+        }
+        ProcessWaiting.count(segment, at + 8, 1);
     }
 
     @Override
-    void sweepWaiters() {
+    void dequeue(Waiter waiter) {
+        ProcessWaiting.count(segment, at + 8, -1);
+    }
+
+    /** Reads the wake word, polls the barrier, and sleeps in futex while the wake word holds what it read. */
+    @Override
+    void park(PhaseBarrier barrier, long round, long limit) {
+        int seen = ProcessWaiting.seen(segment, at + 8);
+        if (PhaseBarrier.pollState(get(), round) == null) {
+            ProcessWaiting.sleep(segment, at + 8, seen, limit, barrier);
+        }
     }
 
     /** Solo arrivals are release stores here too: waits are bounded futex sleeps (see the class comment). */
@@ -168,23 +175,15 @@ final class SharedWord extends BarrierWord implements ProcessWaiting.Condition {
         return true;
     }
 
-    /**
-     * Waits until the barrier whose word this is is no longer at phase {@code round}, or is abandoned: the
-     * barrier's poll, tested after each read of the signal count. The strategy, site and stall watch of an
-     * in-process wait do not apply across processes (yet: issue 28's one wait routine).
-     */
     @Override
-    WaitStatus await(PhaseBarrier barrier, int round, long deadline, boolean interruptible, WaitStrategy strategy,
-                     Object site, StallWatch watch) {
-        WaitStatus status = ProcessWaiting.await(segment, at + 8, this, round, true, deadline, interruptible,
-            CHECK_NANOS, check);
-        return status == WaitStatus.COMPLETE ? PhaseBarrier.pollState(get(), round) : status;
+    long maxParkNanos() {
+        return ProcessWaiting.maxSleepNanos();
     }
 
-    /** The wait's condition: the barrier's poll of its word (the signal count is only what sleepers wait on). */
+    /** Thread.interrupt does not reach a futex sleep: Waiting bounds an interruptible wait's sleeps. */
     @Override
-    public boolean met(int signals, long round) {
-        return PhaseBarrier.pollState(get(), round) != null;
+    boolean interruptEndsPark() {
+        return false;
     }
 
     /** Records {@code failure} for phase {@code round} (see the class comment); the first of a phase's wins. */

@@ -5,7 +5,6 @@ import dev.jpipeline.CopyPolicy;
 import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.WaitStrategy;
-import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.copy.CopyLanding;
 import dev.jpipeline.internal.copy.CopyService;
 import dev.jpipeline.internal.trace.TraceSink;

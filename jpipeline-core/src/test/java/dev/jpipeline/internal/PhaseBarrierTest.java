@@ -263,7 +263,7 @@ class PhaseBarrierTest {
     void aSharedBarrierRefusesAnInProcessWaiterNode() {
         try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
             java.lang.foreign.MemorySegment region = arena.allocate(64, 8);
-            PhaseBarrier shared = PhaseBarrier.formatShared(region, 0, 1, -1, null);
+            PhaseBarrier shared = PhaseBarrier.formatShared(region, 0, 1, -1);
             IllegalStateException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
                 () -> shared.enqueue(dev.jpipeline.internal.wait.Waiter.stackless(new dev.jpipeline.internal.wait
                     .ParkListener() {

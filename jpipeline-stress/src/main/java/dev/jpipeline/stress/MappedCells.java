@@ -74,12 +74,12 @@ final class MappedCells {
 
     /** Formats cell {@code cell} as a barrier expecting {@code expected} arrivals, without failure records. */
     PhaseBarrier barrier(int cell, int expected) {
-        return PhaseBarrier.formatShared(slot, cellAt(cell), expected, -1, null);
+        return PhaseBarrier.formatShared(slot, cellAt(cell), expected, -1);
     }
 
     /** Formats cell 0 as a barrier expecting {@code expected} arrivals, with the slot's failure records. */
     PhaseBarrier barrierWithRecords(int expected) {
-        return PhaseBarrier.formatShared(slot, cellAt(0), expected, RECORDS_AT, null);
+        return PhaseBarrier.formatShared(slot, cellAt(0), expected, RECORDS_AT);
     }
 
     /** Data int {@code i}: a plain read. */

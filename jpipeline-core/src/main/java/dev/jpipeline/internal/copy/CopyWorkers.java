@@ -423,7 +423,7 @@ public final class CopyWorkers implements CopyService, Waitable {
     }
 
     @Override
-    public void sweepWaiters() {
+    public void dequeue(Waiter waiter) {
         Waiter.sweep(IDLE_WORKERS, this);
     }
 

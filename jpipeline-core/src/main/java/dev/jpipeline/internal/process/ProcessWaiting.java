@@ -2,8 +2,12 @@ package dev.jpipeline.internal.process;
 
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 
+import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.wait.Deadlines;
+import dev.jpipeline.internal.wait.StallWatch;
 import dev.jpipeline.internal.wait.WaitStatus;
+import dev.jpipeline.internal.wait.Waitable;
+import dev.jpipeline.internal.wait.Waiter;
 import dev.jpipeline.internal.wait.Waiting;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.VarHandle;
@@ -12,10 +16,12 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntPredicate;
 
 /**
- * The one wait routine of system scope: a thread waits until a 32-bit word in native memory, typically a file
- * mapped by several processes, holds a value it accepts; whoever changes the word calls {@link #wakeAll}. The
- * in-process waits go through {@link Waiting}; a waiter here may be woken by a thread of another JVM, which no
- * {@code LockSupport.unpark} can reach, so the kernel's futex does the parking.
+ * Waiting on a word that several processes map: a 32-bit wake word in native memory, typically a file mapped by
+ * several processes, that waiters sleep on in the kernel's futex, because a thread of another JVM can reach no
+ * {@code LockSupport.unpark}. The wait itself is the one wait routine's ({@link Waiting#await}: poll, idle by the
+ * strategy, count, poll, sleep, poll, with deadlines, interrupts and the stall watch), over a waitable that counts
+ * its waiters here ({@link #count}) and sleeps here ({@link #sleep}); whoever changes what the waiters poll calls
+ * {@link #wakeAll} or {@link #wakeIfCounted}.
  *
  * <pre>
  * The wait word: 8 bytes at an 8-byte aligned offset of the segment
@@ -25,71 +31,56 @@ import java.util.function.IntPredicate;
  *    | value     | waiters   |
  *    +-----------+-----------+
  *
- *  - value: the caller's 32-bit state (a phase, a count). Written by the caller (release store, CAS), read here
- *    with volatile loads; it is the futex word.
- *  - waiters: threads, of all processes, in (or about to enter) a futex wait on value. A waiter adds 1 before
- *    its first futex wait and takes it off when its wait ends, whichever way. wakeAll makes the FUTEX_WAKE
- *    system call only when waiters is not 0: on the project's 2-core VM that call costs about 0.8 us even when
- *    it finds nobody, the fence and load that replace it 5 ns, a whole round trip between spinning threads
- *    0.1-0.4 us. Both halves on one line: the waker reads waiters from the line its own store brought in.
- *    A process that dies inside a wait leaves its 1 behind: later wakes then always make the call (a cost, never
- *    a lost wake-up). Storing 0 over it is safe only when no live thread can be inside await on the word.
+ *  - value: the futex word. Either the caller's 32-bit state itself (a generation: await's predicate tests it), or
+ *    a count of signals beside a state that lives elsewhere (a barrier word: wakeIfCounted bumps it). Read with
+ *    volatile loads.
+ *  - waiters: threads, of all processes, in (or about to enter) a futex sleep on value. A waiter adds 1 before
+ *    its first sleep and takes it off when its wait ends, whichever way. wakeAll makes the FUTEX_WAKE system call
+ *    only when waiters is not 0: on the project's 2-core VM that call costs about 0.8 us even when it finds nobody,
+ *    the fence and load that replace it 5 ns, a whole round trip between spinning threads 0.1-0.4 us. Both halves
+ *    on one line: the waker reads waiters from the line its own store brought in. A process that dies inside a
+ *    wait leaves its 1 behind: later wakes then always make the call (a cost, never a lost wake-up). Storing 0 over
+ *    it is safe only when no live thread can be inside a wait on the word.
  *
- * Algorithm (await)
+ * A sleep (the park phase of Waiting, for such a waitable)
  *
- *   poll          a met condition returns at once, before the clock or anything else is touched
- *   spin          SPIN_POLLS polls with Thread.onSpinWait: the partner is likely running on another core
- *   yield         YIELD_POLLS polls with Thread.yield: on an oversubscribed machine the partner may need this core
- *   futex         waiters += 1, poll, then FUTEX_WAIT(value, the value just read), poll after each return
- *                 (woken, spurious, EAGAIN, EINTR, time-out alike). Where the waker may miss the count (see
- *                 wakeIfCounted after a plain store), each futex wait is also bounded: 100 us, then doubling up
- *                 to 100 ms, so that a missed wake-up costs a short delay, never a hang (Waiting's bounded parks)
- *   fallback      where futex is unavailable, or the waiter is a virtual thread (a futex wait would pin its
- *                 carrier): LockSupport.parkNanos for 50 us, doubling up to 1 ms, polling after each
- *
- * Every futex wait or park is bounded by the deadline and by the next check: check runs every checkIntervalNanos
- * of waiting (first after one interval), so that the caller can look for dead processes (a party that died holds
- * no lock here: the caller decides, and may throw to end the wait). Interruptible waits also bound each futex
- * wait by INTERRUPT_CHECK_NANOS, because Thread.interrupt() does not reach a thread in a system call.
+ *   W1  waiters += 1     (count, locked RMW: the waitable's enqueue, once per wait)
+ *       poll             (Waiting's poll after the enqueue)
+ *   W2  v = value        (sleep's caller: seen)
+ *   W2' poll again       (the condition, after W2)
+ *   W3  FUTEX_WAIT(value, v), bounded by the park's limit; where futex is unavailable, or the waiter is a virtual
+ *       thread (a futex wait would pin its carrier), a LockSupport.parkNanos of at most 1 ms instead
  *
  * No lost wake-up (Dekker, across processes):
  *
  *   waiter                                     waker
- *   W1  waiters += 1       (locked RMW)        K1  value = v'          (the caller's store or CAS)
+ *   W1  waiters += 1       (locked RMW)        K1  the change          (the caller's store or CAS)
  *   W2  v = value          (volatile load)     K2  full fence
- *   W3  FUTEX_WAIT(value, v): the kernel        K3  n = waiters        (volatile load)
- *       compares value == v and queues the      K4  if n != 0: FUTEX_WAKE(value, all)
+ *   W2' the condition      (volatile loads)    K3  n = waiters        (volatile load)
+ *   W3  FUTEX_WAIT(value, v): the kernel        K4  if n != 0: value += 1 (a signal count) and FUTEX_WAKE(all)
+ *       compares value == v and queues the
  *       thread atomically w.r.t. FUTEX_WAKE
  *
- *   W1 is ordered before W2 (a locked instruction is a full fence), K1 before K3 (K2). Of two fenced
- *   store-then-load sequences at least one load sees the other's store: either W2 reads v' (the waiter sees the
- *   change, or waits for a later one, whose waker must then see its count) or K3 reads the count with this
- *   waiter in it and K4 calls FUTEX_WAKE after K1. Then the kernel's compare at W3 either sees v' (EAGAIN: the
- *   waiter polls again) or found v and queued the thread before K4 took the bucket lock, and K4 wakes it.
- *   The waiter stays counted between its futex waits, so every later wait is covered the same way.
- *   wakeAll wakes every waiter: waiters of one word may wait for different values.
+ *   W1 is ordered before W2' (a locked instruction is a full fence), K1 before K3 (K2). Of two fenced
+ *   store-then-load sequences at least one load sees the other's store: either W2' sees the change (the waiter
+ *   returns) or K3 reads the count with this waiter in it and K4 follows. K4's change of value comes after K1;
+ *   W2 came before W2', which did not see K1, so W2 did not see K4's change either: v is the old value, and the
+ *   kernel's compare at W3 either sees the new one (EAGAIN: the waiter polls again) or queued the thread before
+ *   K4 took the bucket lock, and K4 wakes it. The waiter stays counted between its sleeps, so every later sleep is
+ *   covered the same way. Every waiter is woken: waiters of one word may wait for different things.
  *
- *   wakeIfCounted, for a word that only counts signals (the state the waiters poll lives elsewhere): K3 first,
- *   and only when it finds a waiter counted, K1' value += 1 (the bump) then K4. K2 is the caller's: the locked
- *   RMW (a CAS) that changed the state. Same argument, with the state change as K1 and the waiter's poll of the
- *   state after W2: either that poll sees the change, or K3 sees the count and the bump reaches the kernel's
- *   compare or follows the queueing. After a plain or release store of the state (a solo arrival: no locked
- *   instruction on the line the peer spins on, as Agrona's ring buffers publish) K3 may be read before the store
- *   is visible, so a waiter may sleep through it; such words are waited on with wakesMayBeMissed, whose futex
- *   waits are bounded, so the store is seen at the end of the current one.
+ *   wakeIfCounted skips K2: the caller's change must be a locked RMW (a CAS), which is the fence. After a plain or
+ *   release store of the state (a solo arrival: no locked instruction on the line the peer spins on, as Agrona's
+ *   ring buffers publish) K3 may be read before the store is visible, so a waiter may sleep through it; such
+ *   waitables say signalsMayMissAPush, and Waiting bounds their sleeps (100 us, doubling up to 100 ms), so the
+ *   store is seen at the end of the current one.
  *
- * Memory consistency: a waker's actions before its store of the value (a release store or stronger) are
- * visible to a waiter after await returns COMPLETE, which read that value with a volatile load. Across
- * processes this is the hardware's ordering of those same instructions on the shared page; the Java memory
- * model speaks of one JVM only.
+ * Memory consistency: a waker's actions before its change (a release store or stronger) are visible to a waiter
+ * after its wait returns, having seen the change with a volatile load. Across processes this is the hardware's
+ * ordering of those same instructions on the shared page; the Java memory model speaks of one JVM only.
  *
- * Not seen here: Waiting's ParkListener (a SIMT kernel thread never waits at system scope) and StallWatch; a
- * caller's hang detection goes through check.
- *
- * Interrupts: an interruptible wait returns INTERRUPTED (status cleared), noticed within INTERRUPT_CHECK_NANOS
- * of a futex wait, at once in the other phases; an uninterruptible wait remembers the interrupt and re-asserts
- * it before returning, as Waiting does. Time: the deadline is this JVM's System.nanoTime; the clock is read only
- * after the spin phase.
+ * Interrupts do not reach a thread in a futex sleep: such waitables say so (interruptEndsPark), and Waiting bounds
+ * each sleep of an interruptible wait by 10 ms. Time: the deadline is this JVM's System.nanoTime.
  * </pre>
  */
 public final class ProcessWaiting {
@@ -99,32 +90,21 @@ public final class ProcessWaiting {
     /** Where the waiter count is, from the value's offset. */
     static final long WAITERS_OFFSET = 4;
 
+    /** A fallback park (no futex, or a virtual thread) lasts at most this: a wait then wakes a thousand times a second. */
+    private static final long MAX_FALLBACK_NANOS = 1_000_000;
     /**
-     * Polls with {@code Thread.onSpinWait} before yielding: about 5 us on the project's 2-core VM (40 ns a
-     * poll), less than one futex wake-up there (a futex ping-pong takes 12-19 us a round trip), so that a
-     * partner that answers within that time on another core costs no system call. Longer spins lost badly once
-     * the machine had more runnable threads than cores (2048 polls: 124 us a round trip, against 10 us); the
-     * figures are in docs/performance.md (CrossProcessWakeBenchmark).
-     */
-    private static final int SPIN_POLLS = 128;
-    /**
-     * Polls with {@code Thread.yield} before the futex: lets a partner that waits for this core run first. A
-     * yield is a system call (about 1.2 us here when nothing else is runnable), so this phase is short too.
-     */
-    private static final int YIELD_POLLS = 16;
-    /** The first fallback park: a partner that answers at once is seen at most this late. */
-    private static final long FIRST_SLEEP_NANOS = 50_000;
-    /** Fallback parks double up to this, so that a long fallback wait wakes about a thousand times a second. */
-    private static final long MAX_SLEEP_NANOS = 1_000_000;
-    /** A futex wait's first bound when wake-ups may be missed: how late a missed wake-up is seen at first. */
-    private static final long FIRST_SLICE_NANOS = 100_000;
-    /**
-     * Bounds of futex waits that may miss a wake-up double up to this: a long wait then wakes ten times a second,
-     * and a missed wake-up, which takes a store racing the waiter's first sleep, costs at most this.
+     * A bounded futex sleep (a waitable whose signals may miss a sleeper) lasts at most this: a long wait then wakes
+     * ten times a second, and a missed wake-up, which takes a store racing the waiter's first sleep, costs at most
+     * this.
      */
     private static final long MAX_SLICE_NANOS = 100_000_000;
-    /** An interruptible wait's futex waits last at most this long: how late it may see an interrupt. */
-    static final long INTERRUPT_CHECK_NANOS = 10_000_000;
+    /**
+     * The idling of a generic wait ({@link #await}) before it sleeps: 128 spins (about 5 us on the project's 2-core
+     * VM, less than one futex wake-up there: a futex ping-pong takes 12-19 us a round trip), then 16 yields (a
+     * partner that waits for this core runs first). Longer spins lost badly once the machine had more runnable
+     * threads than cores; the figures are in docs/performance.md (CrossProcessWakeBenchmark).
+     */
+    private static final WaitStrategy IDLING = WaitStrategy.spinYieldPark(128, 16);
 
     /**
      * Whether waits use futex: tests turn it off to take the fallback path ({@link #useFutex(boolean)}), only
@@ -166,7 +146,8 @@ public final class ProcessWaiting {
 
     /**
      * What a wait waits for: tested with each value read of the wait word and the token the wait was given, so
-     * that a condition that needs a parameter (a barrier's round) is not a capturing lambda allocated per wait.
+     * that a condition that needs a parameter is not a capturing lambda allocated per wait. A condition on a state
+     * that lives elsewhere ignores the value (the word then only counts signals: {@link #wakeIfCounted}).
      */
     @FunctionalInterface
     public interface Condition {
@@ -178,26 +159,130 @@ public final class ProcessWaiting {
      * {@link #await(MemorySegment, long, IntPredicate, long, boolean, long, Runnable)} with a {@link Condition}
      * and its token, for waits whose wakers may skip the fence before reading the waiter count.
      *
-     * The word's place must have been checked ({@link #checkWord}) once before: a stage word's every wait that
-     * does not end at the barrier's first poll comes here.
-     *
      * @param wakesMayBeMissed whether a waker may change the state with a plain or release store before
-     *                         {@link #wakeIfCounted} (then every futex wait is bounded, see the class comment)
+     *                         {@link #wakeIfCounted} (then every futex sleep is bounded, see the class comment)
      */
-    public static WaitStatus await(MemorySegment segment, long offset, Condition done, long token, boolean wakesMayBeMissed,
-                            long deadline, boolean interruptible, long checkIntervalNanos, Runnable check) {
+    public static WaitStatus await(MemorySegment segment, long offset, Condition done, long token,
+                                   boolean wakesMayBeMissed, long deadline, boolean interruptible,
+                                   long checkIntervalNanos, Runnable check) {
+        checkWord(segment, offset);
         if (check != null && checkIntervalNanos <= 0) {
             throw new IllegalArgumentException("a process wait's check interval must be positive, got "
                 + checkIntervalNanos + " ns");
         }
-        if (done.met((int) VALUE.getVolatile(segment, offset), token)) {
-            return WaitStatus.COMPLETE;
+        WordWait wait = new WordWait(segment, offset, done, wakesMayBeMissed);
+        return Waiting.await(wait, token, deadline, interruptible, IDLING, wait,
+            check == null ? null : new Checks(checkIntervalNanos, check));
+    }
+
+    /** The waitable of a generic wait: the caller's condition, tested with each value of the word read. */
+    private record WordWait(MemorySegment segment, long offset, Condition done, boolean wakesMayBeMissed)
+        implements Waitable {
+        @Override
+        public WaitStatus poll(long token) {
+            return done.met(seen(segment, offset), token) ? WaitStatus.COMPLETE : null;
         }
-        if (deadline == Deadlines.POLL_ONCE) {
-            return WaitStatus.TIMED_OUT;
+
+        @Override
+        public void enqueue(Waiter waiter) {
+            count(segment, offset, 1);
         }
-        return slow(segment, offset, done, token, wakesMayBeMissed, deadline, interruptible, checkIntervalNanos,
-            check);
+
+        @Override
+        public void dequeue(Waiter waiter) {
+            count(segment, offset, -1);
+        }
+
+        @Override
+        public void park(long token, long limit) {
+            int seen = seen(segment, offset);
+            if (!done.met(seen, token)) {
+                sleep(segment, offset, seen, limit, ProcessWaiting.class);     // the blocker a thread dump shows
+            }
+        }
+
+        /** A waker that fences misses no sleeper; a fallback park, which nothing wakes, is bounded all the same. */
+        @Override
+        public boolean signalsMayMissAPush() {
+            return wakesMayBeMissed || !sleepsInFutex();
+        }
+
+        @Override
+        public long maxParkNanos() {
+            return maxSleepNanos();
+        }
+
+        @Override
+        public boolean interruptEndsPark() {
+            return false;
+        }
+
+        @Override
+        public String toString() {
+            return "a process wait word at offset " + offset;
+        }
+    }
+
+    /** A generic wait's check, run every interval of waiting: the stall watch of the one wait routine. */
+    private record Checks(long intervalNanos, Runnable check) implements StallWatch {
+        @Override
+        public long patienceNanos() {
+            return 4 * intervalNanos;       // Waiting looks every quarter of the patience
+        }
+
+        @Override
+        public void stalled(Object site) {
+            check.run();
+        }
+
+        @Override
+        public void resumed() {
+        }
+    }
+
+    /**
+     * Counts the current thread in ({@code +1}, before its first sleep: W1, a locked RMW) or out ({@code -1}, when
+     * its wait ends) of the wait word at {@code offset}, if it sleeps in futex ({@link #sleepsInFutex}, the same
+     * throughout a wait): a fallback park is bounded, and counting it would only make wakers call the kernel. The
+     * word's place must have been checked once before.
+     */
+    public static void count(MemorySegment segment, long offset, int delta) {
+        if (sleepsInFutex()) {
+            COUNT.getAndAdd(segment, offset + WAITERS_OFFSET, delta);
+        }
+    }
+
+    /** The wait word's value (W2): read before the waiter's last poll, then given to {@link #sleep}. */
+    public static int seen(MemorySegment segment, long offset) {
+        return (int) VALUE.getVolatile(segment, offset);
+    }
+
+    /**
+     * Sleeps while the wait word at {@code offset} holds {@code seen}, until a wake, {@code limit} (a
+     * {@link System#nanoTime()} deadline, or {@link Deadlines#NO_DEADLINE}) or a spurious return (W3); a fallback
+     * park where futex is not used (see {@link #sleepsInFutex}) lasts at most {@link #maxSleepNanos}. The caller is
+     * counted ({@link #count}) and polled after reading {@code seen}.
+     */
+    public static void sleep(MemorySegment segment, long offset, int seen, long limit, Object blocker) {
+        long nanos = limit == Deadlines.NO_DEADLINE ? Long.MAX_VALUE : Math.max(0, limit - System.nanoTime());
+        if (sleepsInFutex()) {
+            Futex.wait(segment, offset, seen, nanos == Long.MAX_VALUE ? Futex.NO_TIMEOUT : nanos);
+        } else {
+            LockSupport.parkNanos(blocker, Math.max(1, Math.min(nanos, MAX_FALLBACK_NANOS)));
+        }
+    }
+
+    /**
+     * Whether the current thread sleeps in futex: futex is available and on, and the thread is a platform thread
+     * (a virtual thread's futex wait would pin its carrier). Otherwise it parks for short times and polls.
+     */
+    public static boolean sleepsInFutex() {
+        return futex && !Thread.currentThread().isVirtual();
+    }
+
+    /** The longest one sleep of the current thread may last when sleeps are bounded (Waitable.maxParkNanos). */
+    public static long maxSleepNanos() {
+        return sleepsInFutex() ? MAX_SLICE_NANOS : MAX_FALLBACK_NANOS;
     }
 
     /**
@@ -247,88 +332,6 @@ public final class ProcessWaiting {
         boolean was = futex;
         futex = on && Futex.available();
         return was;
-    }
-
-    /** Everything after the first poll: kept out of {@link #await} so that the fast path stays small. */
-    private static WaitStatus slow(MemorySegment segment, long offset, Condition done, long token,
-                                   boolean wakesMayBeMissed, long deadline, boolean interruptible,
-                                   long checkIntervalNanos, Runnable check) {
-        for (int i = 0; i < SPIN_POLLS; i++) {
-            Thread.onSpinWait();
-            if (done.met((int) VALUE.getVolatile(segment, offset), token)) {
-                return WaitStatus.COMPLETE;
-            }
-        }
-        Thread me = Thread.currentThread();
-        boolean useFutex = futex && !me.isVirtual();
-        boolean counted = false;            // whether this wait is in the waiter count
-        boolean interrupted = false;
-        long now = System.nanoTime();
-        long nextCheck = check == null ? Deadlines.NO_DEADLINE : now + checkIntervalNanos;
-        long sleep = FIRST_SLEEP_NANOS;
-        long slice = wakesMayBeMissed ? FIRST_SLICE_NANOS : Long.MAX_VALUE;
-        try {
-            for (int yields = 0; ; ) {
-                if (Thread.interrupted()) {
-                    if (interruptible) {
-                        return WaitStatus.INTERRUPTED;
-                    }
-                    interrupted = true;
-                }
-                if (Deadlines.passed(deadline, now)) {
-                    return WaitStatus.TIMED_OUT;
-                }
-                if (check != null && now - nextCheck >= 0) {
-                    check.run();                // may throw: the caller found a dead process
-                    now = System.nanoTime();
-                    nextCheck = now + checkIntervalNanos;
-                }
-                int value;
-                if (yields < YIELD_POLLS) {
-                    yields++;
-                    Thread.yield();
-                } else {
-                    long limit = deadline == Deadlines.NO_DEADLINE ? Long.MAX_VALUE : deadline - now;
-                    if (check != null) {
-                        limit = Math.min(limit, nextCheck - now);      // both still ahead: positive
-                    }
-                    if (useFutex) {
-                        if (interruptible) {
-                            limit = Math.min(limit, INTERRUPT_CHECK_NANOS);
-                        }
-                        if (slice != Long.MAX_VALUE) {
-                            limit = Math.min(limit, slice);
-                            slice = Math.min(2 * slice, MAX_SLICE_NANOS);
-                        }
-                        if (!counted) {
-                            COUNT.getAndAdd(segment, offset + WAITERS_OFFSET, 1);     // W1
-                            counted = true;
-                        }
-                        value = (int) VALUE.getVolatile(segment, offset);           // W2
-                        if (done.met(value, token)) {
-                            return WaitStatus.COMPLETE;
-                        }
-                        Futex.wait(segment, offset, value,                          // W3
-                            limit == Long.MAX_VALUE ? Futex.NO_TIMEOUT : Math.max(0, limit));
-                    } else {
-                        LockSupport.parkNanos(ProcessWaiting.class, Math.max(1, Math.min(sleep, limit)));
-                        sleep = Math.min(2 * sleep, MAX_SLEEP_NANOS);
-                    }
-                }
-                value = (int) VALUE.getVolatile(segment, offset);
-                if (done.met(value, token)) {
-                    return WaitStatus.COMPLETE;
-                }
-                now = System.nanoTime();
-            }
-        } finally {
-            if (counted) {
-                COUNT.getAndAdd(segment, offset + WAITERS_OFFSET, -1);
-            }
-            if (interrupted) {
-                me.interrupt();
-            }
-        }
     }
 
     /** Checks that a wait word fits at {@code offset}: native, writable, inside, 8-byte aligned as an address. */

@@ -4,9 +4,10 @@
  *
  * <ul>
  *   <li>{@link dev.jpipeline.internal.process.Futex} is Linux {@code futex(2)} through the FFM API.</li>
- *   <li>{@link dev.jpipeline.internal.process.ProcessWaiting} waits on a 32-bit word of a mapped file until its
- *       value is accepted (spin, yield, then futex, with a check for dead processes). {@code wakeAll} and
- *       {@code wakeIfCounted} wake such waiters, making the system call only when a waiter is counted.</li>
+ *   <li>{@link dev.jpipeline.internal.process.ProcessWaiting} is how a waiter of a word that several processes
+ *       map sleeps: it counts itself on a wake word, then sleeps in futex (a short park where futex cannot be
+ *       used); the wait itself is the one wait routine's (internal.wait.Waiting). {@code wakeAll} and
+ *       {@code wakeIfCounted} wake such sleepers, making the system call only when a waiter is counted.</li>
  *   <li>{@link dev.jpipeline.internal.process.MappedAtomics} makes compare-and-sets on mapped words load the word
  *       first, so that a truncated file faults into an exception rather than a fatal signal (its comment names the
  *       one window left).</li>

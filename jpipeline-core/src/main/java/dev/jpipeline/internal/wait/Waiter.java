@@ -27,10 +27,17 @@ public final class Waiter {
     volatile boolean detached;
     /** Wakes the waiter instead of {@link LockSupport#unpark}: the waiter's park listener, or null. */
     private final ParkListener wakeVia;
+    /** Whether the waiter holds no Java stack ({@link #stackless}): only a signal's wakeVia call resumes it. */
+    private final boolean stackless;
 
     Waiter(Thread thread, ParkListener wakeVia) {
+        this(thread, wakeVia, false);
+    }
+
+    private Waiter(Thread thread, ParkListener wakeVia, boolean stackless) {
         this.thread = thread;
         this.wakeVia = wakeVia;
+        this.stackless = stackless;
     }
 
     /**
@@ -40,7 +47,12 @@ public final class Waiter {
      * again before giving the stack up (the Dekker pattern above).
      */
     public static Waiter stackless(ParkListener wakeVia) {
-        return new Waiter(Thread.currentThread(), java.util.Objects.requireNonNull(wakeVia, "wakeVia"));
+        return new Waiter(Thread.currentThread(), java.util.Objects.requireNonNull(wakeVia, "wakeVia"), true);
+    }
+
+    /** Whether this node stands for a wait that holds no Java stack ({@link #stackless}). */
+    public boolean isStackless() {
+        return stackless;
     }
 
     /** The node below this one on its stack, or null (for tests and diagnostics: a snapshot, racy). */

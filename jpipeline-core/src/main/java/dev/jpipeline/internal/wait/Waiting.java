@@ -1,11 +1,10 @@
 package dev.jpipeline.internal.wait;
 
 import dev.jpipeline.WaitStrategy;
-import java.util.concurrent.locks.LockSupport;
 
 /**
- * The one wait routine of jpipeline: stage barriers, {@code Barrier}, thread-scope batches and the copy engine's
- * idle workers all wait here, so that every wait honours deadlines and interrupts the same way, every park is
+ * The one wait routine of jpipeline: stage barriers (in this process or in a region several processes map),
+ * {@code Barrier}, thread-scope batches, a region group's syncs and the copy engine's idle workers all wait here, so that every wait honours deadlines and interrupts the same way, every park is
  * seen by the thread's {@link ParkListener} (the SIMT runtime), and every long wait by its {@link StallWatch}
  * (the hang detector).
  *
@@ -26,10 +25,13 @@ import java.util.concurrent.locks.LockSupport;
  *                                      every attempt once idling turns out slow (a strategy that sleeps)
  *   park phase                         push a Waiter (again only after a signal detached it), poll again (no lost
  *                                      wake-up, see Waiter), tell the listener, park until signalled, the deadline,
- *                                      or the next stall check; a wait that ends with its node on the stack sweeps
- *                                      the stack of ended waits' nodes. Where a signal may miss a push
- *                                      (Waitable.signalsMayMissAPush: solo arrivals are release stores), each park
- *                                      is also bounded: 100 us, then doubling up to 1 s, polling after each
+ *                                      or the next stall check (Waitable.park: LockSupport, or a futex sleep on a
+ *                                      word several processes map); a wait that ends with its node published
+ *                                      dequeues it. Where a signal may miss a push (Waitable.signalsMayMissAPush:
+ *                                      solo arrivals are release stores), each park is also bounded: 100 us, then
+ *                                      doubling up to Waitable.maxParkNanos, polling after each; where an interrupt
+ *                                      does not end a park (a futex sleep), an interruptible wait's parks last at
+ *                                      most 10 ms
  * </pre>
  *
  * Busy machines: a strategy that backs off (WaitStrategy.backsOffWhenBusy) parks at once while Oversubscription
@@ -57,8 +59,8 @@ public final class Waiting {
      * when the waiter polled has arrived long before (a store buffer drains in well under a microsecond).
      */
     private static final long FIRST_BOUNDED_PARK_NANOS = 100_000;
-    /** Later bounded parks double up to this, so that a long wait wakes rarely. */
-    private static final long MAX_BOUNDED_PARK_NANOS = 1_000_000_000;
+    /** How late an interruptible wait may see an interrupt that does not end its park (Waitable.interruptEndsPark). */
+    static final long INTERRUPT_CHECK_NANOS = 10_000_000;
 
     private Waiting() {
     }
@@ -100,7 +102,9 @@ public final class Waiting {
         boolean interrupted = false;
         boolean parked = false;                 // whether the listener was told of a park
         Waiter node = null;                     // this wait's node while it is on the stack
-        long parkBound = waitable.signalsMayMissAPush() ? FIRST_BOUNDED_PARK_NANOS : 0;   // 0: parks unbounded
+        long maxPark = waitable.maxParkNanos();
+        long parkBound = waitable.signalsMayMissAPush() ? Math.min(FIRST_BOUNDED_PARK_NANOS, maxPark) : 0;  // 0: none
+        boolean interruptBound = interruptible && !waitable.interruptEndsPark();
         boolean helps = deadline == Deadlines.NO_DEADLINE && !interruptible;
         try {
             if (helps && waitable.helpProgress()) {
@@ -192,22 +196,22 @@ public final class Waiting {
                 }
                 long limit = nextCheck != 0 && (deadline == Deadlines.NO_DEADLINE || nextCheck - deadline < 0)
                     ? nextCheck : deadline;
-                if (parkBound != 0) {
-                    long bound = (listener != null ? listener.nanoTime() : System.nanoTime()) + parkBound;
+                if (parkBound != 0 || interruptBound) {
+                    long bound = (listener != null ? listener.nanoTime() : System.nanoTime())
+                        + (parkBound == 0 ? INTERRUPT_CHECK_NANOS
+                        : interruptBound ? Math.min(parkBound, INTERRUPT_CHECK_NANOS) : parkBound);
                     if (limit == Deadlines.NO_DEADLINE || bound - limit < 0) {
                         limit = bound;
                     }
-                    parkBound = Math.min(2 * parkBound, MAX_BOUNDED_PARK_NANOS);
+                    parkBound = Math.min(2 * parkBound, maxPark);
                 }
                 if (listener != null) {
                     parked = true;
                     listener.parking(site);
                     listener.park(waitable, limit, deadline);
                     listener.unparked();        // may throw (an aborted kernel launch)
-                } else if (limit == Deadlines.NO_DEADLINE) {
-                    LockSupport.park(waitable);
                 } else {
-                    LockSupport.parkNanos(waitable, limit - System.nanoTime());
+                    waitable.park(token, limit);
                 }
                 status = waitable.poll(token);
                 if (status != null) {
@@ -221,7 +225,7 @@ public final class Waiting {
             if (node != null) {
                 node.thread = null;             // signallers skip it from now on
                 if (!node.detached) {
-                    waitable.sweepWaiters();    // it is still on the stack: unlink it, and others like it
+                    waitable.dequeue(node);     // still published: unlink it (and others like it), or uncount it
                 }
             }
             if (stalled) {

@@ -17,7 +17,8 @@
  *   <li>An uninterruptible wait keeps the interrupt status and sets it again on return.</li>
  *   <li>A wait that ends with its node still on the stack unlinks it.</li>
  * </ul>
- * Waits across processes (a region's futex words) are not here yet: they go through
- * {@code dev.jpipeline.internal.process.ProcessWaiting}.
+ * Waits across processes go through the same routine: a waitable over a word that several processes map counts
+ * its waiters and sleeps in futex ({@code dev.jpipeline.internal.process.ProcessWaiting}), so every strategy, park
+ * listener and stall watch reaches system scope too.
  */
 package dev.jpipeline.internal.wait;

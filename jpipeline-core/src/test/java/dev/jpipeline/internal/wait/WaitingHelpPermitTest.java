@@ -42,7 +42,7 @@ class WaitingHelpPermitTest {
         }
 
         @Override
-        public void sweepWaiters() {
+        public void dequeue(Waiter waiter) {
         }
 
         @Override
