@@ -134,6 +134,47 @@ class RegionPipelineTest {
     }
 
     @Test
+    void aRegionWaitIdlesByThePipelinesWaitStrategy() throws Exception {
+        // the one wait routine: a system-scope consumer's wait idles by its state's strategy before it sleeps in
+        // futex, as an in-process one does (the producer commits only once the consumer was seen idling)
+        java.util.concurrent.CountDownLatch idled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicInteger idles = new java.util.concurrent.atomic.AtomicInteger();
+        WaitStrategy counting = attempt -> {
+            idles.incrementAndGet();
+            idled.countDown();
+            Thread.onSpinWait();
+            return attempt < 64;
+        };
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0)
+                .waitStrategy(counting).build();
+            List<Object> out = ranks(region, 2, (rank, group) -> {
+                Pipeline pipe = Pipeline.make(group, state,
+                    rank == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                try {
+                    if (rank == 0) {
+                        if (!idled.await(20, TimeUnit.SECONDS)) {
+                            return "the consumer's wait never called the strategy";
+                        }
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                    return "done";
+                } catch (InterruptedException e) {
+                    throw new IllegalStateException(e);
+                } finally {
+                    pipe.quit();
+                }
+            });
+            assertEquals(List.of("done", "done"), out);
+            assertTrue(idles.get() > 0);
+        }
+    }
+
+    @Test
     void unifiedAndCountPartitionedPipelinesRunInARegion() throws Exception {
         try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
              SharedRegion second = SharedRegion.create(dir.resolve("r2"), 1 << 16, SharedRegion.Sharing.OWNER)) {
