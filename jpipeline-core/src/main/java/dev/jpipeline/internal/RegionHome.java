@@ -94,24 +94,6 @@ final class RegionHome extends RingHome {
     }
 
     @Override
-    boolean watchesPolls() {
-        return true;
-    }
-
-    /** A wait looks for dead processes every CHECK_NANOS of its own; a run of short polls does so every CHECK_NANOS. */
-    @Override
-    long pollTimedOut(StageHandle handle, long since, long now) {
-        if (since == 0) {
-            return now;
-        }
-        if (now - since >= SharedWord.CHECK_NANOS) {
-            reap();
-            return now;
-        }
-        return since;
-    }
-
-    @Override
     HandleEvents cursors(int rank) {
         return new RegionCursors(region, rank, local.landingsIn(region.area.scope()), produced.stages());
     }

@@ -47,24 +47,13 @@ abstract class RingHome {
     void left(StageHandle handle) {
     }
 
-    /** What watches a stalled wait of {@code handle}: the handle itself when a hang detector is on, else null. */
+    /**
+     * What watches a stalled wait of {@code handle}, and a run of its timed waits that give up: the handle itself
+     * when a hang detector is on, a look for dead processes in a region, else null (asked once, at the handle's
+     * creation).
+     */
     StallWatch stallWatch(StageHandle handle) {
         return null;
-    }
-
-    /** Whether a run of timed waits that give up is watched (pollTimedOut). */
-    boolean watchesPolls() {
-        return false;
-    }
-
-    /**
-     * A timed wait of {@code handle} gave up at {@code now}, in a run of them that began at {@code since} (0: this
-     * is the first): looks, as a stalled wait would, once the run is long enough.
-     *
-     * @return when the run began, as far as the next look is concerned
-     */
-    long pollTimedOut(StageHandle handle, long since, long now) {
-        return since;
     }
 
     /** The hang detector's patience: only asked by a handle this home watches (stallWatch). */

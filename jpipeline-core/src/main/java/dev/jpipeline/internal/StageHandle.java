@@ -103,6 +103,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private final CopyService copies;
     /** What follows this handle's operations (HandleEvents.NONE when nothing does): set once, in the constructor. */
     private final HandleEvents events;
+    /** What watches this handle's stalled waits and runs of polls (RingHome.stallWatch), or null: set once. */
+    private final StallWatch watch;
     /** Fixed at creation, or (count partition) by the first operation: null until then. */
     private Side side;
 
@@ -142,9 +144,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     /** The round of {@link #waitingOn} waited for: written with it. */
     private int waitingRound;
     /**
-     * Owner-confined: when a run of timed waits that gave up began (0: none), as far as the ring's watch is concerned
-     * (RingHome.pollTimedOut: a peer that polls with short timeouts never stalls inside one wait, so the stall clock
-     * runs across its polls; in a region, when its last look for dead processes was).
+     * Owner-confined: when a run of timed waits that gave up began, or its watch last looked (pollTimedOut); 0 when
+     * no run is under way.
      */
     private long pollingSince;
 
@@ -178,6 +179,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             sink == null ? null : new TracedEvents(sink.lane(ownerName(), rank,
                 side == null ? "partitioned" : side.label()), stages),
             ring.home.cursors(rank));
+        this.watch = ring.home.stallWatch(this);
         ring.home.joined(this);
     }
 
@@ -398,8 +400,8 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
     private WaitStatus awaitSide(StageSide side, int stage, long round, long deadline, boolean interruptible) {
         WaitStatus status = side.isComplete(stage, (int) round) ? WaitStatus.COMPLETE
             : awaitGroups(side, stage, round, deadline, interruptible);
-        if (status == WaitStatus.TIMED_OUT && ring.home.watchesPolls()) {
-            pollingSince = ring.home.pollTimedOut(this, pollingSince, System.nanoTime());
+        if (status == WaitStatus.TIMED_OUT && watch != null) {
+            pollTimedOut();
         } else if (pollingSince != 0) {
             endPolling();
         }
@@ -416,7 +418,6 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             if (!barrier.isComplete((int) round)) {
                 waitingOn = barrier;
                 waitingRound = (int) round;
-                StallWatch watch = ring.home.stallWatch(this);
                 status = interleaver == null
                     ? barrier.await((int) round, deadline, interruptible, strategy, this, watch)
                     : awaitChecked(barrier, (int) round, deadline, interruptible, strategy, this, watch);
@@ -428,6 +429,21 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             }
         }
         return deserted == groups.length ? WaitStatus.ABANDONED : WaitStatus.COMPLETE;
+    }
+
+    /**
+     * A timed wait gave up. A peer that polls with short timeouts never stalls inside one wait, so the stall clock
+     * runs across its polls: every quarter of the watch's patience of polling, it looks as a stalled wait would
+     * (the hang detector's check; in a region, a look for dead processes).
+     */
+    private void pollTimedOut() {
+        long now = System.nanoTime();
+        if (pollingSince == 0) {
+            pollingSince = now;
+        } else if (now - pollingSince >= Math.max(1, watch.patienceNanos() / 4)) {
+            pollingSince = now;
+            watch.stalled(this);
+        }
     }
 
     private void endPolling() {

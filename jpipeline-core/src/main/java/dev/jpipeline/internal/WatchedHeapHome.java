@@ -5,8 +5,8 @@ import dev.jpipeline.internal.wait.StallWatch;
 /**
  * A heap ring watched by a {@link HangDetector}: it reports a hang when every thread of the pipeline is stuck, and
  * abandons handles whose threads ended without quit. A handle's stalled wait asks it (the handle is its own
- * StallWatch), and so does a run of timed waits that give up once it has lasted a quarter of the patience: a peer
- * that polls with short timeouts never stalls inside one wait.
+ * StallWatch), and so does a run of timed waits that give up, every quarter of the patience of polling: a peer that
+ * polls with short timeouts never stalls inside one wait.
  */
 final class WatchedHeapHome extends HeapHome {
 
@@ -33,22 +33,6 @@ final class WatchedHeapHome extends HeapHome {
     @Override
     StallWatch stallWatch(StageHandle handle) {
         return handle;
-    }
-
-    @Override
-    boolean watchesPolls() {
-        return true;
-    }
-
-    @Override
-    long pollTimedOut(StageHandle handle, long since, long now) {
-        if (since == 0) {
-            return now;
-        }
-        if (now - since >= patienceNanos / 4) {
-            handle.stalled(handle);
-        }
-        return since;
     }
 
     @Override
