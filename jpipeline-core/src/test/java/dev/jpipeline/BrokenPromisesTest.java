@@ -31,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Regression tests for the 17 broken promises of issue 8 (API-SPEC.md, "Behaviour promised"), one test per
  * case: {@code p01} .. {@code p16} here; {@code p17} (the tracer) is {@code trace.TracerBoundTest}, and the parts
  * that need API that does not exist yet ({@code Barrier.tryWait*}, {@code WaitStrategy} as an interface) are in
- * {@link NewApiPromisesTest}, so that this class compiles against the code before the change.
+ * BarrierTest and WaitStrategyTest, so that this class compiles against the code before the change.
  *
  * <p>Each test runs every sub-case of its promise on threads of its own, bounded ({@link Bounded}, or
  * {@code ThreadTeam.run} with a limit), and describes what happened in a few words; it then compares the list

