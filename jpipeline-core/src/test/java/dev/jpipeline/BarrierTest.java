@@ -315,7 +315,7 @@ class BarrierTest {
      */
     @Test
     void aCompletionFailureRunByACopyLandingReachesTheBarriersThreads() {
-        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             Barrier barrier = new Barrier(1, () -> {
                 throw new IllegalStateException("the completion action failed");
             });

@@ -49,43 +49,6 @@ class BrokenPromisesTest {
     // ---------------------------------------------------------------------------------------------------------
     // 1. Count partition: a thread that quits before its first operation stays undecided
 
-    @Test
-    void p01_countPartitionEarlyQuit() {
-        int batches = 5;
-        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        String outcome = Bounded.eachRank(3, SLOW, g -> {
-            Pipeline pipe = Pipeline.make(g, state, 2);
-            switch (g.threadRank()) {
-                case 1 -> {
-                    pipe.close();                       // before its first operation: it has no side yet
-                    g.sync();
-                    return "closed";
-                }
-                case 0 -> {
-                    g.sync();
-                    for (int b = 0; b < batches; b++) {
-                        pipe.producerAcquire();
-                        pipe.producerCommit();
-                    }
-                    pipe.quit();
-                    return "produced " + batches;
-                }
-                default -> {
-                    g.sync();
-                    for (int b = 0; b < batches; b++) {
-                        pipe.consumerWait();
-                        pipe.consumerRelease();
-                    }
-                    pipe.quit();
-                    return "consumed " + batches;
-                }
-            }
-        });
-        assertEquals("rank 0: produced 5 | rank 1: closed | rank 2: consumed 5", outcome,
-            "make(g, state, 2) in a group of 3: rank 1 closes first, rank 0 produces, rank 2 consumes; rank 1 must "
-                + "stay undecided and take the producer place that is left, so both others work");
-    }
-
     // ---------------------------------------------------------------------------------------------------------
     // 2. Thread-scope timed and interruptible waits
 

@@ -2,9 +2,14 @@ package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -13,6 +18,7 @@ import java.util.List;
 import java.util.Random;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 /** Conformance scenarios 29-34 (libcudacxx-pipeline-semantics.md §15 D: quit and close). */
@@ -304,5 +310,133 @@ class ConformanceQuitTest {
         assertTrue(seen.get(1).startsWith("batch 1 failed: producer rank 0 (producer) quit after acquiring stage 1"),
             seen.get(1));
         assertEquals("no producer left", seen.get(2));
+    }
+
+    /**
+     * Issue 8, promise 1: in a count partition a thread that quits before its first operation stays undecided,
+     * and takes the producer place that is left.
+     */
+    @Test
+    void aRankThatClosesBeforeItsFirstOperationInACountPartitionLeavesBothSidesWorking() {
+        int batches = 5;
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        String outcome = Bounded.eachRank(3, Duration.ofSeconds(5), g -> {
+            Pipeline pipe = Pipeline.make(g, state, 2);
+            switch (g.threadRank()) {
+                case 1 -> {
+                    pipe.close();                       // before its first operation: it has no side yet
+                    g.sync();
+                    return "closed";
+                }
+                case 0 -> {
+                    g.sync();
+                    for (int b = 0; b < batches; b++) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    }
+                    pipe.quit();
+                    return "produced " + batches;
+                }
+                default -> {
+                    g.sync();
+                    for (int b = 0; b < batches; b++) {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                    pipe.quit();
+                    return "consumed " + batches;
+                }
+            }
+        });
+        assertEquals("rank 0: produced 5 | rank 1: closed | rank 2: consumed 5", outcome,
+            "make(g, state, 2) in a group of 3: rank 1 closes first, rank 0 produces, rank 2 consumes; rank 1 must "
+                + "stay undecided and take the producer place that is left, so both others work");
+    }
+
+    /**
+     * Hostile review of issue 8: the producer acquires, hands a file read to the engine, then fails and leaves
+     * through try-with-resources (close -> quit) without committing. The batch was never committed by anybody;
+     * when the read landed, the consumer's wait used to return normally and it consumed the stage as if it were good.
+     */
+    @Test
+    void aQuitHoldingAnAcquiredStageWithACopyInFlightNeverDeliversThatBatch() {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            ThreadTeam team = ThreadTeam.ofPlatform(2);
+            GatedFileChannel file = new GatedFileChannel(new byte[1 << 16]);
+            CountDownLatch gate = file.gate(0);
+            MemorySegment stage = Arena.ofShared().allocate(1 << 16);
+            CountDownLatch producerLeft = new CountDownLatch(1);
+            AtomicReference<Object> consumerSaw = new AtomicReference<>();
+            Thread producer = Thread.ofPlatform().start(() -> {
+                try (Pipeline pipe = Pipeline.make(team.member(0), state, PipelineRole.PRODUCER)) {
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(stage, file, 0, 1 << 16, pipe);
+                    throw new IllegalStateException("the producer's own code fails while filling the stage");
+                } catch (IllegalStateException expected) {
+                    // left through close() -> quit()
+                }
+                producerLeft.countDown();
+            });
+            Thread consumer = Thread.ofPlatform().start(() -> {
+                Pipeline pipe = Pipeline.make(team.member(1), state, PipelineRole.CONSUMER);
+                try {
+                    pipe.consumerWait();
+                    consumerSaw.set("the uncommitted batch 0 was delivered as complete");
+                } catch (RuntimeException e) {
+                    consumerSaw.set(e);
+                }
+            });
+            producerLeft.await();
+            gate.countDown();
+            consumer.join();
+            producer.join();
+            assertInstanceOf(RuntimeException.class, consumerSaw.get(),
+                "no producer committed batch 0; its consumer must get StageFailedException (or 'no producer is "
+                    + "left'), not the stage");
+        });
+    }
+
+    /**
+     * The same without any copy: two producers of a count partition fill halves of one stage; rank 0 fails half
+     * way and leaves through close(). Rank 1 commits, the stage completed, and the consumer used to read rank 0's
+     * half, which was never written: silent corruption, whereas a producer whose thread dies in the same place
+     * makes the batch fail (StageFailedException).
+     */
+    @Test
+    void aQuitHoldingAnAcquiredStageInACountPartitionFailsThatBatch() {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 1);
+            MemorySegment stage = Arena.ofShared().allocate(16);
+            AtomicReference<Object> consumerSaw = new AtomicReference<>();
+            ThreadTeam.ofPlatform(3).run(Teams.LIMIT, g -> {
+                int rank = g.threadRank();
+                try (Pipeline pipe = Pipeline.make(g, state, 2)) {
+                    if (rank == 2) {
+                        try {
+                            pipe.consumerWait();
+                            consumerSaw.set("delivered: half0=" + stage.get(ValueLayout.JAVA_LONG, 0) + " half1="
+                                + stage.get(ValueLayout.JAVA_LONG, 8));
+                            pipe.consumerRelease();
+                        } catch (RuntimeException e) {
+                            consumerSaw.set(e);
+                        }
+                        return;
+                    }
+                    pipe.producerAcquire();
+                    if (rank == 0) {
+                        try {
+                            throw new IllegalStateException("rank 0 fails before writing its half");
+                        } catch (IllegalStateException expected) {
+                            return;                     // close() -> quit() with the stage acquired
+                        }
+                    }
+                    stage.set(ValueLayout.JAVA_LONG, 8, 42);
+                    pipe.producerCommit();
+                }
+            });
+            assertInstanceOf(RuntimeException.class, consumerSaw.get(),
+                "rank 0 never committed its half of batch 0: " + consumerSaw.get());
+        });
     }
 }

@@ -25,9 +25,6 @@ import org.junit.jupiter.api.Test;
 /** The opt-in hang diagnosis of the core library. */
 class DeadlockDetectionTest {
 
-    /** A bound for the hostile review's cases (issue 8): a regression fails, never hangs. */
-    private static final Duration HOSTILE_BOUND = Duration.ofSeconds(30);
-
     @Test
     void aThreadThatEndsWithoutQuittingIsReportedInsteadOfHangingItsPeers() throws Exception {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
@@ -276,7 +273,7 @@ class DeadlockDetectionTest {
      */
     @Test
     void aPollingConsumerIsToldAboutADeadProducerWithinThePatience() {
-        assertTimeoutPreemptively(HOSTILE_BOUND, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
                 .detectDeadlocks(Duration.ofMillis(200)).build();
             ThreadTeam team = ThreadTeam.ofPlatform(2);
@@ -310,13 +307,13 @@ class DeadlockDetectionTest {
      */
     @Test
     void stallCheckWakeUpsLeaveTheWaiterStackOfAnIdleStageBounded() {
-        assertTimeoutPreemptively(HOSTILE_BOUND, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 1)
                 .detectDeadlocks(Duration.ofMillis(20)).build();
             AtomicReference<PhaseBarrier> stageBarrier = new AtomicReference<>();
             CountDownLatch measured = new CountDownLatch(1);
             AtomicReference<Integer> depth = new AtomicReference<>();
-            ThreadTeam.ofPlatform(3).run(HOSTILE_BOUND, g -> {
+            ThreadTeam.ofPlatform(3).run(Teams.LIMIT, g -> {
                 Pipeline pipe = Pipeline.make(g, state, 1);
                 if (g.threadRank() == 0) {
                     stageBarrier.set(producedBarrier(pipe, 0));
@@ -340,7 +337,7 @@ class DeadlockDetectionTest {
     /** A file read that takes 1.5 s (patience 100 ms) is progress, not a hang. */
     @Test
     void aLongFileReadIsNotReportedAsAHang() {
-        assertTimeoutPreemptively(HOSTILE_BOUND, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
                 .detectDeadlocks(Duration.ofMillis(100)).build();
             GatedFileChannel file = new GatedFileChannel(new byte[4096]);
@@ -350,7 +347,7 @@ class DeadlockDetectionTest {
                 stayAway(Duration.ofMillis(1_500));
                 gate.countDown();
             });
-            ThreadTeam.ofPlatform(2).run(HOSTILE_BOUND, g -> {
+            ThreadTeam.ofPlatform(2).run(Teams.LIMIT, g -> {
                 try (Pipeline pipe = Pipeline.make(g, state, 1)) {
                     if (g.threadRank() == 0) {
                         pipe.producerAcquire();
@@ -373,10 +370,10 @@ class DeadlockDetectionTest {
     /** A producer computing 1 s between commits (patience 100 ms) while two consumers wait is never reported. */
     @Test
     void aSlowProducerIsNotReportedAsAHang() {
-        assertTimeoutPreemptively(HOSTILE_BOUND, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
                 .detectDeadlocks(Duration.ofMillis(100)).build();
-            ThreadTeam.ofPlatform(3).run(HOSTILE_BOUND, g -> {
+            ThreadTeam.ofPlatform(3).run(Teams.LIMIT, g -> {
                 try (Pipeline pipe = Pipeline.make(g, state, 1)) {
                     for (int b = 0; b < 2; b++) {
                         if (g.threadRank() == 0) {
@@ -396,7 +393,7 @@ class DeadlockDetectionTest {
     /** Count partition of 3, P = 2: rank 1's thread ends before its first operation; the others proceed. */
     @Test
     void aDeadUndecidedThreadInACountPartitionIsSettled() {
-        assertTimeoutPreemptively(HOSTILE_BOUND, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2)
                 .detectDeadlocks(Duration.ofMillis(100)).build();
             ThreadTeam team = ThreadTeam.ofPlatform(3);

@@ -149,8 +149,7 @@ class WaitStrategyTest {
      */
     @Test
     void aTimedWaitHonoursItsDeadlineUnderASleepingStrategy() {
-        Duration bound = Duration.ofSeconds(30);
-        assertTimeoutPreemptively(bound, () -> {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
             WaitStrategy sleeping = attempt -> {
                 LockSupport.parkNanos(2_000_000);
                 return true;
@@ -159,7 +158,7 @@ class WaitStrategyTest {
                 .detectDeadlocks(Duration.ZERO).build();
             CountDownLatch consumerDone = new CountDownLatch(1);
             AtomicReference<Long> waitedMillis = new AtomicReference<>();
-            ThreadTeam.ofPlatform(2).run(bound, g -> {
+            ThreadTeam.ofPlatform(2).run(Teams.LIMIT, g -> {
                 Pipeline pipe = Pipeline.make(g, state, 1);
                 if (g.threadRank() == 0) {
                     pipe.producerAcquire();             // alive, never commits while the consumer measures
