@@ -4,11 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -16,6 +18,9 @@ import org.junit.jupiter.api.Test;
 
 /** Conformance scenarios 1-9 (libcudacxx-pipeline-semantics.md §15 A: creation and shared state). */
 class ConformanceCreationTest {
+
+    /** A bound for makes that must fail or complete: one that detects a mismatch late (by a timeout) has it to do so. */
+    private static final Duration MAKE_BOUND = Duration.ofSeconds(5);
 
     @Test
     void s01_unifiedCountsEveryThread() {
@@ -283,5 +288,107 @@ class ConformanceCreationTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
             () -> PipelineSharedState.create(ThreadScope.THREAD, 2));
         assertTrue(e.getMessage().contains("THREAD scope"), e.getMessage());
+    }
+
+    /**
+     * Issue 8, promise 5: a mismatched collective make fails on every rank, never hangs; consecutive makes on one
+     * state by one group each complete.
+     */
+    @Test
+    void aMismatchedCollectiveMakeFailsOnEveryRankAndConsecutiveMakesEachComplete() {
+        // the sub-cases run side by side; a make that detects a mismatch late (by a timeout) has MAKE_BOUND to do so
+        PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> Bounded.eachRank(2, MAKE_BOUND, g -> made(() ->
+            g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
+                : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
+        PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
+            PipelineSharedState.create(ThreadScope.BLOCK, 2)};
+        Bounded.Run twoStates = Bounded.start("p05-states", () -> Bounded.eachRank(2, MAKE_BOUND,
+            g -> made(() -> Pipeline.make(g, states[g.threadRank()]))));
+        PipelineSharedState nullRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        PipelineRole[] roles = {PipelineRole.PRODUCER, PipelineRole.CONSUMER, null};
+        Bounded.Run withNull = Bounded.start("p05-null-role", () -> Bounded.eachRank(3, MAKE_BOUND,
+            g -> made(() -> Pipeline.make(g, nullRole, roles[g.threadRank()]))));
+        PipelineSharedState counts = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        Bounded.Run twoCounts = Bounded.start("p05-counts", () -> Bounded.eachRank(4, MAKE_BOUND,
+            g -> made(() -> Pipeline.make(g, counts, g.threadRank() == 3 ? 1 : 2))));
+        PipelineSharedState reused = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        int makes = 300;
+        Bounded.Run consecutive = Bounded.start("p05-consecutive", () -> Bounded.eachRank(4, MAKE_BOUND, g -> {
+            for (int i = 0; i < makes; i++) {
+                int make = i;
+                String made = made(() -> switch (make % 3) {
+                    case 0 -> Pipeline.make(g, reused);
+                    case 1 -> Pipeline.make(g, reused, g.threadRank() == 0 ? PipelineRole.PRODUCER
+                        : PipelineRole.CONSUMER);
+                    default -> Pipeline.make(g, reused, 2);
+                });
+                if (!made.equals("made")) {
+                    return "make " + i + ": " + made;
+                }
+            }
+            return "all made";
+        }));
+        long deadline = System.nanoTime() + MAKE_BOUND.toNanos() + 1_000_000_000L;
+        List<String> outcomes = List.of(
+            "make(g, s, 1) vs make(g, s, CONSUMER): " + countAndRole.resultBy(deadline),
+            "a different state per rank: " + twoStates.resultBy(deadline),
+            "roles PRODUCER, CONSUMER, null: " + withNull.resultBy(deadline),
+            "producer counts 2, 2, 2, 1: " + twoCounts.resultBy(deadline),
+            makes + " consecutive makes without quit: " + consecutive.resultBy(deadline));
+        assertEquals(List.of(
+                "make(g, s, 1) vs make(g, s, CONSUMER): rank 0: IllegalArgumentException | rank 1: "
+                    + "IllegalArgumentException",
+                "a different state per rank: rank 0: IllegalArgumentException | rank 1: IllegalArgumentException",
+                "roles PRODUCER, CONSUMER, null: rank 0: IllegalArgumentException | rank 1: "
+                    + "IllegalArgumentException | rank 2: IllegalArgumentException",
+                "producer counts 2, 2, 2, 1: rank 0: IllegalArgumentException | rank 1: IllegalArgumentException | "
+                    + "rank 2: IllegalArgumentException | rank 3: IllegalArgumentException",
+                makes + " consecutive makes without quit: rank 0: all made | rank 1: all made | rank 2: all made | "
+                    + "rank 3: all made"),
+            outcomes, "a mismatched collective make must fail on every rank, never hang; consecutive makes on one "
+                + "state by one group must each complete for all ranks");
+    }
+
+    /** "made", or the simple name of what the make threw (a mismatch message may be long; the class decides). */
+    private static String made(Make make) {
+        try {
+            make.make();
+            return "made";
+        } catch (RuntimeException e) {
+            return e instanceof IllegalArgumentException ? "IllegalArgumentException"
+                : Bounded.describe(e).substring(0, Math.min(120, Bounded.describe(e).length()));
+        }
+    }
+
+    private interface Make {
+        Pipeline make();
+    }
+
+    /** The same group makes on one state 200 times without quitting (upstream's group test; issue 8). */
+    @Test
+    void consecutiveMakesOnOneStateNeverMix() {
+        assertTimeoutPreemptively(Teams.LIMIT, () -> {
+            PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+            ThreadTeam.ofPlatform(3).run(Teams.LIMIT, g -> {
+                for (int i = 0; i < 200; i++) {
+                    Pipeline pipe = i % 3 == 0 ? Pipeline.make(g, state)
+                        : i % 3 == 1 ? Pipeline.make(g, state, 1)
+                        : Pipeline.make(g, state, g.threadRank() == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                    if (i % 3 == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    } else if (g.threadRank() == 0) {
+                        pipe.producerAcquire();
+                        pipe.producerCommit();
+                    } else {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                    }
+                }
+            });
+        });
     }
 }

@@ -14,12 +14,13 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Test;
 
 /**
  * Groups that make pipelines on one shared state at the same time (a misuse): within each group every rank gets
@@ -311,5 +312,56 @@ class MakeClashTest {
             Thread.currentThread().interrupt();
             fail("interrupted awaiting " + what);
         }
+    }
+
+    /**
+     * Hostile review of issue 8: two independent teams of 2 make a unified pipeline on the same shared state at the
+     * same moment (a misuse: a shared state belongs to one group). Proposals used to be keyed by rank only, so the
+     * teams overwrote each other's proposals, all four ranks passed the verdict, and all four got handles on ONE
+     * ring that expects 2 arrivals: the two teams then completed each other's phases. Expected: IllegalArgumentException (two threads claim
+     * the same rank), never one ring for two groups.
+     */
+    @Test
+    void twoGroupsMakingOnOneSharedStateNeverShareAPipeline() {
+        assertTimeoutPreemptively(BOUND, () -> {
+            for (int attempt = 0; attempt < 20; attempt++) {
+                PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+                ThreadTeam teamA = ThreadTeam.ofPlatform(2);
+                ThreadTeam teamB = ThreadTeam.ofPlatform(2);
+                CyclicBarrier together = new CyclicBarrier(4);
+                Object[] rings = new Object[4];
+                Throwable[] errors = new Throwable[4];
+                List<Thread> threads = new ArrayList<>();
+                for (int i = 0; i < 4; i++) {
+                    int who = i;
+                    Group g = (who < 2 ? teamA : teamB).member(who % 2);
+                    threads.add(Thread.ofPlatform().start(() -> {
+                        try {
+                            together.await();
+                            Pipeline pipe = Pipeline.make(g, state);
+                            rings[who] = EngineProbe.ring(pipe.handle());
+                        } catch (Throwable t) {
+                            errors[who] = t;
+                        }
+                    }));
+                }
+                for (Thread t : threads) {
+                    t.join();
+                }
+                for (Throwable t : errors) {
+                    if (t != null && !(t instanceof IllegalArgumentException)) {
+                        fail("make failed with " + t, t);
+                    }
+                }
+                for (int a = 0; a < 2; a++) {
+                    for (int b = 2; b < 4; b++) {
+                        if (rings[a] != null && rings[a] == rings[b]) {
+                            fail("attempt " + attempt + ": team A's rank " + a + " and team B's rank " + (b - 2)
+                                + " got handles on the same pipeline (" + rings[a] + ")");
+                        }
+                    }
+                }
+            }
+        });
     }
 }
