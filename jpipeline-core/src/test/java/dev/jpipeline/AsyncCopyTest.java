@@ -12,14 +12,19 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -334,5 +339,217 @@ class AsyncCopyTest {
             pipe.quit();
         });
         assertEquals(threads * 10, verified.get());
+    }
+
+    /**
+     * Issue 8, promise 3: a copy whose shared Arena is closed before or during the copy fails its own stage only;
+     * the worker is not left interrupted, and a later read on the engine and the user's channel are unharmed.
+     */
+    @Test
+    void aSharedArenaClosedBeforeOrDuringACopyFailsThatStageOnly(@TempDir Path dir) throws IOException {
+        Path path = dir.resolve("after.bin");
+        byte[] content = new byte[8192];
+        for (int i = 0; i < content.length; i++) {
+            content[i] = (byte) (i * 13 + 1);
+        }
+        Files.write(path, content);
+        CopyEngine engine = CopyEngine.builder().workers(1).inlineThreshold(0).name("p03-copy").build();
+        try (FileChannel channel = FileChannel.open(path, StandardOpenOption.READ)) {
+            String outcome = Bounded.outcome("p03", Duration.ofSeconds(20), () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                long size = 16 << 20;
+                MemorySegment dst = Arena.ofAuto().allocate(size);
+                // first, for certain: the arena closes while the one worker is held in a landing, before the copy
+                Arena early = Arena.ofShared();
+                MemorySegment earlySrc = early.allocate(size);
+                CountDownLatch holding = new CountDownLatch(1);
+                CountDownLatch closed = new CountDownLatch(1);
+                engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> {
+                    holding.countDown();
+                    Teams.await(closed, "the early arena's close");
+                });
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(dst, earlySrc, size, pipe);
+                pipe.producerCommit();
+                Teams.await(holding, "the worker held in a landing");
+                early.close();
+                closed.countDown();
+                try {
+                    pipe.consumerWait();
+                    return "a copy from an arena closed before it ran did not fail its stage";
+                } catch (StageFailedException expected) {
+                    pipe.consumerRelease();
+                }
+                // then mid-copy, as far as the JDK lets a close land there: a close during a single large copy may
+                // also wait for it to end (the copy then landed whole, and its stage completes)
+                for (int attempt = 0; attempt < 100; attempt++) {
+                    Arena arena = Arena.ofShared();
+                    byte mark = (byte) (attempt + 1);           // this attempt's bytes: not 0, not the last's
+                    MemorySegment src = arena.allocate(size).fill(mark);
+                    CountDownLatch next = new CountDownLatch(1);
+                    // the one worker runs this small copy, then goes straight on to the large one
+                    engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> next.countDown());
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(dst, src, size, pipe);
+                    pipe.producerCommit();
+                    if (!next.await(5, TimeUnit.SECONDS)) {
+                        return "the copy engine did not run a copy within 5 s";
+                    }
+                    // observed, not timed: close once the copy's first bytes have landed, at a different point of
+                    // the copy each time
+                    long started = System.nanoTime();
+                    while (dst.get(ValueLayout.JAVA_BYTE, 0) != mark && System.nanoTime() - started < 5e9) {
+                        Thread.onSpinWait();
+                    }
+                    for (int spin = 0; spin < (attempt % 10) * 2_000; spin++) {
+                        Thread.onSpinWait();
+                    }
+                    arena.close();
+                    try {
+                        pipe.consumerWait();
+                        for (long at : new long[] {0, size / 2, size - 1}) {    // the source is freed: its mark
+                            if (dst.get(ValueLayout.JAVA_BYTE, at) != mark) {
+                                return "attempt " + attempt + ": a stage completed with a copy that did not land "
+                                    + "whole (byte " + at + ")";
+                            }
+                        }
+                    } catch (StageFailedException e) {
+                        // closed while the copy ran: its stage failed
+                    }
+                    pipe.consumerRelease();
+                }
+                AtomicReference<Boolean> workerInterrupted = new AtomicReference<>();
+                CountDownLatch asked = new CountDownLatch(1);
+                engine.copy(Arena.ofAuto().allocate(64), Arena.ofAuto().allocate(64), f -> {
+                    workerInterrupted.set(Thread.currentThread().isInterrupted());
+                    asked.countDown();
+                });
+                asked.await(5, TimeUnit.SECONDS);
+                MemorySegment fileDst = Arena.ofAuto().allocate(8192);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(fileDst, channel, 0, 8192, pipe);
+                pipe.producerCommit();
+                String read;
+                try {
+                    pipe.consumerWait();
+                    read = MemorySegment.ofArray(content).mismatch(fileDst) == -1 ? "ok" : "wrong bytes";
+                } catch (StageFailedException e) {
+                    read = "failed with " + e.getCause().getClass().getSimpleName();
+                }
+                pipe.consumerRelease();
+                return "worker interrupted: " + workerInterrupted.get() + "; later file read " + read
+                    + "; channel open: " + channel.isOpen();
+            });
+            assertEquals("worker interrupted: false; later file read ok; channel open: true", outcome,
+                "closing a shared Arena during copies from it fails those stages only: the worker must not stay "
+                    + "interrupted, a later file read on the engine must succeed, the user's channel stay open");
+        } finally {
+            engine.close();
+        }
+    }
+
+    /** Issue 8, promise 4: a source that makes no progress fails its stage (as one that ends early does). */
+    @Test
+    void aReadThatMakesNoProgressFailsItsStageNamingTheChannelAndPosition() {
+        List<String> outcomes = new ArrayList<>();
+        CopyEngine eofEngine = CopyEngine.builder().workers(1).name("p04-eof-copy").build();
+        try {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(eofEngine)
+                .build();
+            GatedFileChannel shortFile = new GatedFileChannel(new byte[1000]);
+            outcomes.add("file ends early: " + Bounded.outcome("p04-eof", Duration.ofSeconds(8), () ->
+                readIntoStage(state, shortFile, 0, cause -> cause instanceof EOFException ? "EOFException" : null)));
+        } finally {
+            eofEngine.close();
+        }
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p04-copy").build();
+        ZeroProgressChannel stalled = new ZeroProgressChannel();
+        try {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine).build();
+            outcomes.add("reads returning 0: " + Bounded.outcome("p04-zero", Duration.ofSeconds(8),
+                () -> readIntoStage(state, stalled, 4096, cause -> cause instanceof IOException
+                    && String.valueOf(cause.getMessage()).contains(stalled.toString())
+                    && cause.getMessage().contains("4096") ? "IOException naming the channel and position" : null)));
+        } finally {
+            stalled.giveUp();                       // ends the worker's reads whatever happened
+            engine.close();
+        }
+        assertEquals(List.of("file ends early: StageFailedException(EOFException)",
+                "reads returning 0: StageFailedException(IOException naming the channel and position)"), outcomes,
+            "a read without progress must fail its stage after a bounded number of tries; EOF still fails");
+    }
+
+    /** Reads 4096 bytes at {@code position} into a solo unified pipeline's stage and waits up to 5 s for it. */
+    private static String readIntoStage(PipelineSharedState state, FileChannel channel, long position,
+                                        Function<Throwable, String> expectedCause) {
+        Pipeline pipe = Pipeline.make(Teams.soloGroup(), state);
+        pipe.producerAcquire();
+        MemcpyAsync.memcpyAsync(Arena.ofAuto().allocate(4096), channel, position, 4096, pipe);
+        pipe.producerCommit();
+        try {
+            return pipe.consumerWaitFor(Duration.ofSeconds(5)) ? "stage completed" : "no failure within 5 s";
+        } catch (StageFailedException e) {
+            String cause = expectedCause.apply(e.getCause());
+            return "StageFailedException(" + (cause != null ? cause : Bounded.describe(e.getCause())) + ")";
+        }
+    }
+
+    /** A channel whose positional reads return 0 (no progress, not EOF) until the test gives up. */
+    private static final class ZeroProgressChannel extends PositionalReadChannel {
+        private volatile boolean givenUp;
+
+        void giveUp() {
+            givenUp = true;
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) throws IOException {
+            if (givenUp) {
+                throw new IOException("the test gave up on this channel");
+            }
+            return 0;
+        }
+
+        @Override
+        public String toString() {
+            return "ZeroProgressChannel[p04]";
+        }
+
+        @Override
+        public long size() {
+            return 1 << 20;
+        }
+    }
+
+    /** Issue 8, promise 16: a closed engine rejects copies of every size, inline-sized ones too. */
+    @Test
+    void aClosedEngineRejectsCopiesOfEverySize() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p16-copy").build();
+        Pipeline threadScope = Pipeline.make(engine);
+        Pipeline shared = Pipeline.make(Teams.soloGroup(),
+            PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine).build());
+        engine.close();
+        List<String> outcomes = new ArrayList<>();
+        for (long size : new long[] {64, 1 << 20}) {
+            MemorySegment src = Arena.ofAuto().allocate(size);
+            MemorySegment dst = Arena.ofAuto().allocate(size);
+            outcomes.add("thread scope, " + size + " B: " + closedOutcome(threadScope, dst, src, size));
+            outcomes.add("shared state, " + size + " B: " + closedOutcome(shared, dst, src, size));
+        }
+        String rejected = "IllegalStateException 'closed'";
+        assertEquals(List.of("thread scope, 64 B: " + rejected, "shared state, 64 B: " + rejected,
+                "thread scope, 1048576 B: " + rejected, "shared state, 1048576 B: " + rejected), outcomes,
+            "a closed copy engine must reject copies of every size, inline-sized ones too");
+    }
+
+    private static String closedOutcome(Pipeline pipe, MemorySegment dst, MemorySegment src, long size) {
+        pipe.producerAcquire();
+        try {
+            MemcpyAsync.memcpyAsync(dst, src, size, pipe);
+            return "accepted";
+        } catch (IllegalStateException e) {
+            return String.valueOf(e.getMessage()).contains("closed") ? "IllegalStateException 'closed'"
+                : "IllegalStateException: " + e.getMessage();
+        }
     }
 }

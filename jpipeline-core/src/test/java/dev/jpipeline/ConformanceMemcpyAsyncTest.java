@@ -4,9 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.copy.CopyEngine;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -225,5 +228,46 @@ class ConformanceMemcpyAsyncTest {
         IllegalStateException e = assertThrows(IllegalStateException.class,
             () -> MemcpyAsync.memcpyAsync(big, small, 4, notAcquired));
         assertTrue(e.getMessage().contains("without producer_acquire"), e.getMessage());
+    }
+
+    /** Issue 8, promise 10: confined memory is rejected up front, whatever the size. */
+    @Test
+    void confinedSegmentsAreRejectedAtTheCallWhateverTheSize() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p10-copy").build();
+        List<String> outcomes = new ArrayList<>();
+        try (Arena confined = Arena.ofConfined()) {
+            try {
+                for (long size : new long[] {64, 1 << 20}) {
+                    MemorySegment src = confined.allocate(size);
+                    MemorySegment dst = confined.allocate(size);
+                    Pipeline pipe = Pipeline.make(engine);
+                    pipe.producerAcquire();
+                    outcomes.add("pipeline, " + size + " B: " + confinedOutcome(
+                        () -> MemcpyAsync.memcpyAsync(dst, src, size, pipe)));
+                    outcomes.add("barrier, " + size + " B: " + confinedOutcome(
+                        () -> MemcpyAsync.memcpyAsync(dst, src, size, new Barrier(1))));
+                }
+            } finally {
+                engine.close();         // before the arena closes: no worker may still touch its segments
+            }
+        }
+        String rejected = "IllegalArgumentException saying to use Arena.ofShared() or ofAuto()";
+        assertEquals(List.of("pipeline, 64 B: " + rejected, "barrier, 64 B: " + rejected,
+                "pipeline, 1048576 B: " + rejected, "barrier, 1048576 B: " + rejected), outcomes,
+            "memcpyAsync with a confined segment must be rejected at the call, whatever the size");
+    }
+
+    private static String confinedOutcome(Outcomes.Action copy) {
+        try {
+            copy.run();
+            return "accepted";
+        } catch (IllegalArgumentException e) {
+            String m = String.valueOf(e.getMessage());
+            return m.contains("Arena.ofShared()") && m.contains("ofAuto()")
+                ? "IllegalArgumentException saying to use Arena.ofShared() or ofAuto()"
+                : "IllegalArgumentException: " + m;
+        } catch (Exception e) {
+            return Bounded.describe(e);
+        }
     }
 }

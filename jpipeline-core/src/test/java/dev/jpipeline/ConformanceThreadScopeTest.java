@@ -5,9 +5,15 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.copy.CopyEngine;
+import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.Test;
 
 /** Conformance scenarios 43-45 (libcudacxx-pipeline-semantics.md §15 F: thread-scope extras). */
@@ -88,5 +94,59 @@ class ConformanceThreadScopeTest {
             () -> Pipeline.consumerWaitPrior(shared, 0));
         assertTrue(e.getMessage().contains("only for thread-scope pipelines"), e.getMessage());
         assertThrows(IllegalArgumentException.class, () -> Pipeline.producerCommit(shared, new Barrier(1)));
+    }
+
+    /** Issue 8, promise 2: thread-scope timed and interruptible waits. */
+    @Test
+    void threadScopeWaitsForACopyThatHasNotLandedHonourTheirLimitAndInterrupts() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p02-copy").build();
+        try {
+            List<String> outcomes = new ArrayList<>();
+            outcomes.add("consumerWaitFor(100 ms): " + withHeldBackCopy(engine, "p02-wait-for",
+                pipe -> Outcomes.timedOut(100, () -> pipe.consumerWaitFor(Duration.ofMillis(100)))));
+            outcomes.add("consumerWaitUntil(now + 100 ms): " + withHeldBackCopy(engine, "p02-wait-until",
+                pipe -> Outcomes.timedOut(90, () -> pipe.consumerWaitUntil(Instant.now().plusMillis(100)))));
+            outcomes.add("consumerWaitInterruptibly, interrupted: " + withHeldBackCopy(engine, "p02-interruptibly",
+                pipe -> {
+                    Thread me = Thread.currentThread();
+                    Thread.ofPlatform().daemon().name("p02-interrupter").start(() -> {
+                        try {
+                            ThreadStates.awaitWaitingIn(me, "consumerWaitInterruptibly");
+                            me.interrupt();
+                        } catch (AssertionError notWaiting) {
+                            // the wait returned at once: the outcome says so
+                        }
+                    });
+                    try {
+                        pipe.consumerWaitInterruptibly();
+                        return "returned";
+                    } catch (InterruptedException e) {
+                        return "InterruptedException";
+                    }
+                }));
+            assertEquals(List.of("consumerWaitFor(100 ms): false in time",
+                    "consumerWaitUntil(now + 100 ms): false in time",
+                    "consumerWaitInterruptibly, interrupted: InterruptedException"), outcomes,
+                "thread-scope waits for a copy that has not landed must honour their limit and interrupts");
+        } finally {
+            engine.close();
+        }
+    }
+
+    /** A thread-scope wait on a batch whose file copy is held back; the gate opens once the outcome is in. */
+    private static String withHeldBackCopy(CopyEngine engine, String name, Outcomes.PipeBody check) {
+        GatedFileChannel file = new GatedFileChannel(new byte[4096]);
+        CountDownLatch gate = file.gate(0);
+        try {
+            return Bounded.outcome(name, Duration.ofSeconds(2), () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(Arena.ofAuto().allocate(4096), file, 0, 4096, pipe);
+                pipe.producerCommit();
+                return check.run(pipe);
+            });
+        } finally {
+            gate.countDown();
+        }
     }
 }

@@ -1,10 +1,16 @@
 package dev.jpipeline;
 
+import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
@@ -91,5 +97,48 @@ class ConformanceTimedWaitTest {
             pipe.consumerRelease();
             assertFalse(pipe.consumerWaitFor(Duration.ofMillis(20)), "the next stage was never committed");
         });
+    }
+
+    /** Issue 8, promise 12: timeouts of a few nanoseconds. */
+    @Test
+    void timeoutsOfAFewNanosecondsOnAPendingPhaseOrStageReturnFalse() {
+        long[] nanos = {1, 100, 200, 1000};
+        List<Bounded.Run> parityWaits = new ArrayList<>();
+        for (long n : nanos) {
+            parityWaits.add(Bounded.start("p12-parity-" + n, () -> {
+                Barrier pending = new Barrier(2);
+                return String.valueOf(pending.tryWaitParity(false, Duration.ofNanos(n)));
+            }));
+        }
+        long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+        StringJoiner barrier = new StringJoiner(", ");
+        for (int i = 0; i < nanos.length; i++) {
+            barrier.add(nanos[i] + " ns: " + parityWaits.get(i).resultBy(deadline));
+        }
+        PipelineSharedState state = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        CountDownLatch done = new CountDownLatch(1);
+        String stage = Bounded.eachRank(2, Duration.ofSeconds(5), g -> {
+            if (g.threadRank() == 0) {
+                Pipeline pipe = Pipeline.make(g, state, PipelineRole.PRODUCER);
+                done.await(10, TimeUnit.SECONDS);                  // commits nothing: stage 0 stays pending
+                pipe.quit();
+                return "idle producer";
+            }
+            Pipeline pipe = Pipeline.make(g, state, PipelineRole.CONSUMER);
+            try {
+                StringJoiner waits = new StringJoiner(", ");
+                for (long n : nanos) {
+                    waits.add(n + " ns: " + pipe.consumerWaitFor(Duration.ofNanos(n)));
+                }
+                return waits.toString();
+            } finally {
+                done.countDown();
+            }
+        });
+        assertEquals(List.of("tryWaitParity: 1 ns: false, 100 ns: false, 200 ns: false, 1000 ns: false",
+                "consumerWaitFor: rank 0: idle producer | rank 1: 1 ns: false, 100 ns: false, 200 ns: false, "
+                    + "1000 ns: false"),
+            List.of("tryWaitParity: " + barrier, "consumerWaitFor: " + stage),
+            "a timeout of 1 ns .. 1 us on a pending phase or stage must return false (its deadline passes at once)");
     }
 }

@@ -5,9 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.Bounded;
+import dev.jpipeline.ThreadStates;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -104,5 +107,37 @@ class CopyEngineTest {
             assertThrows(IllegalArgumentException.class,
                 () -> engine.copy(Arena.ofAuto().allocate(8), Arena.ofAuto().allocate(16), f -> { }));
         }
+    }
+
+    /** Issue 8, promise 15: CopyEngine.close() from a copy's completion must not join the worker that runs it. */
+    @Test
+    void closeCalledFromACopysCompletionReturns() {
+        CopyEngine engine = CopyEngine.builder().workers(1).name("p15-copy").build();
+        String outcome = Bounded.outcome("p15", Duration.ofSeconds(5), () -> {
+            long quickMillis = 2_000;
+            CountDownLatch closed = new CountDownLatch(1);
+            AtomicReference<String> result = new AtomicReference<>("completion not run");
+            AtomicReference<Thread> worker = new AtomicReference<>();
+            engine.copy(Arena.ofAuto().allocate(1 << 20), Arena.ofAuto().allocate(1 << 20), failure -> {
+                worker.set(Thread.currentThread());
+                try {
+                    engine.close();
+                    result.set("close returned");
+                } catch (RuntimeException e) {
+                    result.set("close threw " + Bounded.describe(e));
+                } finally {
+                    closed.countDown();
+                }
+            });
+            if (!closed.await(quickMillis, TimeUnit.MILLISECONDS)) {
+                Thread w = worker.get();
+                return w == null ? "the copy did not complete within " + quickMillis + " ms"
+                    : "close did not return within " + quickMillis + " ms: the worker is " + w.getState()
+                        + " in " + ThreadStates.frames(w, 3);
+            }
+            return result.get();
+        });
+        assertEquals("close returned", outcome, "CopyEngine.close() called from a copy's completion must not join "
+            + "the worker that runs it");
     }
 }
