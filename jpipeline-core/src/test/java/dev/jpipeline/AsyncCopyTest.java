@@ -4,7 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
 
 import dev.jpipeline.copy.CopyEngine;
 import java.io.EOFException;
@@ -550,6 +552,63 @@ class AsyncCopyTest {
         } catch (IllegalStateException e) {
             return String.valueOf(e.getMessage()).contains("closed") ? "IllegalStateException 'closed'"
                 : "IllegalStateException: " + e.getMessage();
+        }
+    }
+
+    /**
+     * Hostile review of issue 8: CopySubmission.copyChunk wrapped the whole chunk with asByteBuffer(), which refuses
+     * segments over 2 GiB. With one worker (the shared engine on machines with fewer than 8 cores) a chunk is the
+     * whole read, so reading a 2 GiB + 4 KiB file region failed: StageFailedException caused by "Segment is too large
+     * to wrap as ByteBuffer".
+     * (The destination is a sparse mapped file and the channel only advances the buffer: nothing is touched.)
+     */
+    @Test
+    void aFileReadLargerThan2GiBSucceeds() throws IOException {
+        long size = (1L << 31) + 4096;
+        Path file = Files.createTempFile("hostile-big", ".bin");
+        try (Arena arena = Arena.ofShared();
+             FileChannel backing = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                 StandardOpenOption.SPARSE);
+             CopyEngine engine = CopyEngine.builder().workers(1).build()) {
+            MemorySegment dst = backing.map(FileChannel.MapMode.READ_WRITE, 0, size, arena);
+            assertTimeoutPreemptively(Teams.LIMIT, () -> {
+                Pipeline pipe = Pipeline.make(engine);
+                pipe.producerAcquire();
+                MemcpyAsync.memcpyAsync(dst, new SkippingChannel(size), 0, size, pipe);
+                pipe.producerCommit();
+                try {
+                    pipe.consumerWait();
+                } catch (StageFailedException e) {
+                    fail("a valid 2 GiB + 4 KiB read failed: " + e.getCause(), e);
+                }
+                pipe.consumerRelease();
+            });
+        } finally {
+            Files.deleteIfExists(file);
+        }
+    }
+
+    /** A "file" of {@code size} bytes whose positional reads fill the buffer without touching it. */
+    private static final class SkippingChannel extends PositionalReadChannel {
+        private final long size;
+
+        SkippingChannel(long size) {
+            this.size = size;
+        }
+
+        @Override
+        public int read(ByteBuffer dst, long position) {
+            if (position >= size) {
+                return -1;
+            }
+            int n = (int) Math.min(dst.remaining(), size - position);
+            dst.position(dst.position() + n);
+            return n;
+        }
+
+        @Override
+        public long size() {
+            return size;
         }
     }
 }
