@@ -20,6 +20,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -428,5 +429,45 @@ class CheckedModeTest {
                 + "0x" + Integer.toHexString(s.get(ValueLayout.JAVA_INT_UNALIGNED, 0)) + " at offset 0");
         }
         assertTrue(Float.isNaN(s.get(ValueLayout.JAVA_FLOAT_UNALIGNED, 0)), what + ": a poisoned float is a NaN");
+    }
+
+    @Test
+    @Timeout(60)
+    void aCheckedPipelineReadsOnTheIssuingThreadAndFailsTheStage() {
+        int stageBytes = 8192;
+        try (CopyEngine engine = CopyEngine.builder().workers(2).inlineThreshold(4096).name("checked-issuer-read")
+            .build()) {
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine)
+                .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).checked(42).build();
+            byte[] bytes = TestSegments.randomBytes(4 * stageBytes, 6);
+            GatedFileChannel channel = new GatedFileChannel(bytes);
+            channel.failFrom(3L * stageBytes);
+            StringBuilder log = new StringBuilder();
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment stages = arena.allocate(2L * stageBytes);
+                Teams.run(2, g -> {
+                    Pipeline pipe = Pipeline.make(g, state, 1);
+                    for (long b = 0; b < 4; b++) {
+                        MemorySegment stage = stages.asSlice((b % 2) * stageBytes, stageBytes);
+                        if (g.threadRank() == 0) {
+                            pipe.producerAcquire();
+                            MemcpyAsync.memcpyAsync(stage, channel, b * stageBytes, stageBytes, pipe);
+                            pipe.producerCommit();
+                        } else {
+                            try {
+                                pipe.consumerWait();
+                                log.append(stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes, stageBytes)) == -1
+                                    ? "ok " : "bad ");
+                            } catch (StageFailedException e) {
+                                log.append("failed ");
+                            }
+                            pipe.consumerRelease();
+                        }
+                    }
+                    pipe.quit();
+                });
+            }
+            assertEquals("ok ok ok failed ", log.toString());
+        }
     }
 }

@@ -12,7 +12,7 @@ import java.util.concurrent.TimeUnit;
  * position) or made to fail (from a position on), so that tests control when and how copy chunks land, and
  * whose reads can be observed (which thread reads a position, and when that read has returned).
  */
-final class GatedFileChannel extends PositionalReadChannel {
+public final class GatedFileChannel extends PositionalReadChannel {
 
     private final byte[] data;
     private final Map<Long, CountDownLatch> gates = new ConcurrentHashMap<>();
@@ -20,7 +20,7 @@ final class GatedFileChannel extends PositionalReadChannel {
     private final Map<Long, Thread> readers = new ConcurrentHashMap<>();
     private volatile long failFrom = Long.MAX_VALUE;
 
-    GatedFileChannel(byte[] data) {
+    public GatedFileChannel(byte[] data) {
         this.data = data;
     }
 
@@ -43,7 +43,7 @@ final class GatedFileChannel extends PositionalReadChannel {
     }
 
     /** Reads at or after {@code position} throw an IOException. */
-    void failFrom(long position) {
+    public void failFrom(long position) {
         failFrom = position;
     }
 

@@ -240,4 +240,20 @@ class ParallelPrefetchTest {
             .noneMatch(t -> t.getName().startsWith("jpipeline-team-") && t.isAlive()));
         return true;
     }
+
+    @Test
+    void theParallelFormWithManyConsumersAndAFailingReadNamesTheLowestChunk() {
+        byte[] bytes = TestSegments.randomBytes(40 * 1000, 9);
+        GatedFileChannel channel = new GatedFileChannel(bytes);
+        channel.failFrom(17_000);
+        try (CopyEngine engine = CopyEngine.builder().workers(1).name("pp-hostile").build()) {
+            for (int consumers : new int[] {1, 3, 6}) {
+                ChunkFailedException e = assertThrows(ChunkFailedException.class, () -> Prefetch.from(channel)
+                    .chunk(1000).stages(2).copyEngine(engine).parallel(2, consumers)
+                    .reduce(0L, s -> s.byteSize(), Long::sum));
+                assertEquals(17, e.chunk(), e.toString());
+                assertInstanceOf(IOException.class, e.getCause());
+            }
+        }
+    }
 }

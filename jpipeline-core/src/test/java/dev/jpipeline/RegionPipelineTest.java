@@ -6,8 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -315,6 +317,75 @@ class RegionPipelineTest {
             IllegalStateException gone = assertThrows(IllegalStateException.class, pipe::consumerWait);
             assertTrue(gone.getMessage().contains("no producer is left")
                 && gone.getMessage().contains("ended without quit()"), gone.getMessage());
+            assertTrue(pipe.quit());
+        }
+    }
+
+    @Test
+    void aFailedIssuerReadInARegionLeavesNoCopyCountedSoTheNextMakeGoesOn() throws Exception {
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2L * 4096);
+            GatedFileChannel channel = new GatedFileChannel(TestSegments.randomBytes(3 * 4096, 8));
+            channel.failFrom(4096);
+            Group alone = region.join(1, 0);
+            for (int run = 0; run < 2; run++) {
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0)
+                    .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build();
+                Pipeline pipe = Pipeline.make(alone, state);
+                StringBuilder log = new StringBuilder();
+                for (int b = 0; b < 3; b++) {
+                    pipe.producerAcquire();
+                    assertEquals(AsyncContractFulfillment.NONE, MemcpyAsync.memcpyAsync(
+                        stages.asSlice((b % 2) * 4096L, 4096), channel, 4096L * b, 4096, pipe));
+                    pipe.producerCommit();
+                    try {
+                        pipe.consumerWait();
+                        log.append("ok ");
+                    } catch (StageFailedException e) {
+                        log.append("failed ");
+                    }
+                    pipe.consumerRelease();
+                }
+                assertTrue(pipe.quit());
+                assertEquals("ok failed failed ", log.toString());
+            }
+        }
+    }
+
+    @Test
+    void aRegionStageFailsEvenWhenTheReadsExceptionCannotSayWhatItIs() throws Exception {
+        // a user's channel whose exception throws from getMessage(): a region records failures as text
+        PositionalReadChannel hostile = new PositionalReadChannel() {
+            @Override
+            public int read(ByteBuffer dst, long position) throws IOException {
+                throw new IOException() {
+                    @Override
+                    public String getMessage() {
+                        throw new IllegalStateException("hostile message");
+                    }
+                };
+            }
+
+            @Override
+            public long size() {
+                return 4096;
+            }
+        };
+        // (on the engine the same record is written by the worker, which then also left the stage hanging; the
+        // issuing thread's read is tested, which has landed when memcpyAsync returns)
+        try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
+            MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2L * 4096);
+            Pipeline pipe = Pipeline.make(region.join(1, 0), PipelineSharedState.builder(ThreadScope.SYSTEM, 2)
+                .in(region, 0).copyPolicy(CopyPolicy.ON_ISSUING_THREAD).build());
+            pipe.producerAcquire();
+            assertEquals(AsyncContractFulfillment.NONE,
+                MemcpyAsync.memcpyAsync(stages.asSlice(0, 4096), hostile, 0, 4096, pipe), "must not throw");
+            pipe.producerCommit();
+            StageFailedException failed = assertThrows(StageFailedException.class,
+                () -> pipe.consumerWaitFor(java.time.Duration.ofSeconds(20)), "the stage must fail, not hang");
+            assertTrue(failed.getCause().getMessage().contains("its toString() threw"),
+                failed.getCause().getMessage());
+            pipe.consumerRelease();
             assertTrue(pipe.quit());
         }
     }

@@ -3,9 +3,10 @@ package dev.jpipeline;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
+import java.util.Random;
 
-/** Test support: native segments of a known pattern, to check copies byte for byte. */
-final class TestSegments {
+/** Test support: native segments and bytes of a known pattern, to check copies byte for byte. */
+public final class TestSegments {
 
     private TestSegments() {
     }
@@ -17,5 +18,12 @@ final class TestSegments {
             s.setAtIndex(ValueLayout.JAVA_LONG, i, (i + seed) * 0x9E3779B97F4A7C15L);
         }
         return s;
+    }
+
+    /** {@code n} bytes from {@code new Random(seed)}. */
+    public static byte[] randomBytes(int n, long seed) {
+        byte[] d = new byte[n];
+        new Random(seed).nextBytes(d);
+        return d;
     }
 }

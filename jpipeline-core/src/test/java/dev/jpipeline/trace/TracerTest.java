@@ -1,13 +1,18 @@
 package dev.jpipeline.trace;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.jpipeline.CopyPolicy;
+import dev.jpipeline.GatedFileChannel;
 import dev.jpipeline.MemcpyAsync;
 import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
+import dev.jpipeline.StageFailedException;
+import dev.jpipeline.TestSegments;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 import dev.jpipeline.copy.CopyEngine;
@@ -22,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 class TracerTest {
 
@@ -120,5 +126,46 @@ class TracerTest {
             }
         }
         assertEquals(2 * 16, spans);
+    }
+
+    /** A read on the issuing thread ({@link CopyPolicy#ON_ISSUING_THREAD}) is traced as a copy of its batch. */
+    @Test
+    @Timeout(60)
+    void aTracedReadOnTheIssuingThreadIsACopyEventOfItsBatch() {
+        int stageBytes = 8192;
+        try (CopyEngine engine = CopyEngine.builder().workers(2).inlineThreshold(4096).name("traced-issuer-read")
+            .build()) {
+            Tracer tracer = Tracer.create();
+            PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).copyEngine(engine)
+                .copyPolicy(CopyPolicy.ON_ISSUING_THREAD).tracer(tracer).build();
+            byte[] bytes = TestSegments.randomBytes(3 * stageBytes, 5);
+            GatedFileChannel channel = new GatedFileChannel(bytes);
+            channel.failFrom(2L * stageBytes);
+            try (Arena arena = Arena.ofShared()) {
+                MemorySegment stages = arena.allocate(2L * stageBytes);
+                Pipeline pipe = Pipeline.make(ThreadTeam.ofPlatform(1).member(0), state);
+                for (long b = 0; b < 3; b++) {
+                    MemorySegment stage = stages.asSlice((b % 2) * stageBytes, stageBytes);
+                    pipe.producerAcquire();
+                    MemcpyAsync.memcpyAsync(stage, channel, b * stageBytes, stageBytes, pipe);
+                    pipe.producerCommit();
+                    if (b < 2) {
+                        pipe.consumerWait();
+                        assertEquals(-1L, stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes, stageBytes)));
+                    } else {
+                        assertThrows(StageFailedException.class, pipe::consumerWait);
+                    }
+                    pipe.consumerRelease();
+                }
+                pipe.quit();
+            }
+            List<TraceEvent> copies = tracer.events().stream().filter(e -> e.operation() == StageOperation.COPY)
+                .toList();
+            assertEquals(List.of(0L, 1L, 2L), copies.stream().map(TraceEvent::batch).sorted().toList(), copies.toString());
+            for (TraceEvent e : copies) {
+                assertEquals(e.batch() % 2, e.stage());
+                assertTrue(e.durationNanos() >= 0, e.toString());
+            }
+        }
     }
 }
