@@ -51,7 +51,7 @@ class MakeClashTest {
             ThreadTeam teamA = ThreadTeam.ofPlatform(2);
             CountDownLatch c0PastSecondSync = new CountDownLatch(1);
             CountDownLatch releaseC0 = new CountDownLatch(1);
-            Group c0 = afterSync(teamC.member(0), 2, () -> {
+            Group c0 = Teams.afterSync(teamC.member(0), 2, () -> {
                 c0PastSecondSync.countDown();
                 awaitLatch(releaseC0, "the release of C's rank 0");
             });
@@ -277,30 +277,6 @@ class MakeClashTest {
         } catch (Throwable t) {
             return t;
         }
-    }
-
-    /** {@code g}, whose {@code n}th sync runs {@code then} once it returns. */
-    private static Group afterSync(Group g, int n, Runnable then) {
-        AtomicInteger syncs = new AtomicInteger();
-        return new Group() {
-            @Override
-            public int size() {
-                return g.size();
-            }
-
-            @Override
-            public int threadRank() {
-                return g.threadRank();
-            }
-
-            @Override
-            public void sync() {
-                g.sync();
-                if (syncs.incrementAndGet() == n) {
-                    then.run();
-                }
-            }
-        };
     }
 
     private static void awaitLatch(CountDownLatch latch, String what) {

@@ -6,18 +6,16 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
-import java.io.InputStreamReader;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -31,22 +29,12 @@ class RegionPipelineProcessTest {
     @TempDir
     Path dir;
 
-    private final List<Process> children = new ArrayList<>();
-
-    @AfterEach
-    void killChildren() {
-        children.forEach(Process::destroyForcibly);
-    }
+    @RegisterExtension
+    final ChildProcesses children = new ChildProcesses();
 
     private Process child(Path file, int size, int rank, int stages, int stageBytes, long batches, String... extra)
         throws Exception {
-        Process p = RegionPipelineChild.start(file, size, rank, stages, stageBytes, batches, extra);
-        children.add(p);
-        return p;
-    }
-
-    private static BufferedReader out(Process p) {
-        return new BufferedReader(new InputStreamReader(p.getInputStream()));
+        return children.add(RegionPipelineChild.start(file, size, rank, stages, stageBytes, batches, extra));
     }
 
     /** Runs rank {@code rank} in this JVM, on a thread of its own. */
@@ -72,7 +60,7 @@ class RegionPipelineProcessTest {
             Process consumer = child(file, 2, 1, 4, 8192, 3000);
             CompletableFuture<String> producer = thread(region, 2, 0, 4, 8192, 3000);
             assertEquals("produced 3000", producer.get(60, TimeUnit.SECONDS));
-            BufferedReader lines = out(consumer);
+            BufferedReader lines = ChildProcesses.out(consumer);
             assertEquals("joined", lines.readLine());
             assertEquals("consuming", lines.readLine());
             assertEquals("ok 3000 " + RegionPipelineChild.expectedSum(8192, 3000), lines.readLine());
@@ -93,8 +81,8 @@ class RegionPipelineProcessTest {
             String ok = "ok 1000 " + RegionPipelineChild.expectedSum(3000, 1000);
             assertEquals("produced 1000", here0.get(60, TimeUnit.SECONDS));
             assertEquals(ok, here2.get(60, TimeUnit.SECONDS));
-            assertEquals(List.of("joined", "produced 1000"), out(producer).lines().toList());
-            assertEquals(List.of("joined", "consuming", ok), out(consumer).lines().toList());
+            assertEquals(List.of("joined", "produced 1000"), ChildProcesses.out(producer).lines().toList());
+            assertEquals(List.of("joined", "consuming", ok), ChildProcesses.out(consumer).lines().toList());
         }
     }
 
@@ -105,7 +93,7 @@ class RegionPipelineProcessTest {
             SharedRegion.Sharing.OWNER)) {
             Process consumer = child(file, 2, 1, 4, 4096, Long.MAX_VALUE / 2);
             CompletableFuture<String> producer = thread(region, 2, 0, 4, 4096, Long.MAX_VALUE / 2);
-            BufferedReader lines = out(consumer);
+            BufferedReader lines = ChildProcesses.out(consumer);
             assertEquals("joined", lines.readLine());
             assertEquals("consuming", lines.readLine());
             long killed = System.nanoTime();
@@ -141,7 +129,7 @@ class RegionPipelineProcessTest {
                 }
                 pipe.consumerRelease();
             }
-            BufferedReader lines = out(producer);
+            BufferedReader lines = ChildProcesses.out(producer);
             assertEquals("joined", lines.readLine());
             assertEquals("holding", lines.readLine());
             producer.destroyForcibly();
@@ -162,7 +150,7 @@ class RegionPipelineProcessTest {
             CompletableFuture<String> consumer = thread(region, 2, 1, stages, stageBytes, 200);
             assertEquals("ok 200 " + RegionPipelineChild.expectedSum(stageBytes, 200),
                 consumer.get(60, TimeUnit.SECONDS));
-            assertEquals(List.of("joined", "produced 200"), out(producer).lines().toList());
+            assertEquals(List.of("joined", "produced 200"), ChildProcesses.out(producer).lines().toList());
         }
     }
 }

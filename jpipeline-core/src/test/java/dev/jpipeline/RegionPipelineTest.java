@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -12,8 +13,10 @@ import java.lang.foreign.ValueLayout;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -131,10 +134,6 @@ class RegionPipelineTest {
         }
     }
 
-    private static PipelineSharedState state(SharedRegion region, int stages) {
-        return PipelineSharedState.builder(ThreadScope.SYSTEM, stages).in(region, 0).build();
-    }
-
     @Test
     void aRegionWaitIdlesByThePipelinesWaitStrategy() throws Exception {
         // the one wait routine: a system-scope consumer's wait idles by its state's strategy before it sleeps in
@@ -183,7 +182,7 @@ class RegionPipelineTest {
             MemorySegment slots = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * 2 * Long.BYTES);
             // unified: each rank writes its own word of every batch and reads its partner's after the wait
             List<Object> sums = ranks(region, 2, (rank, group) -> {
-                Pipeline pipe = Pipeline.make(group, state(region, 2));
+                Pipeline pipe = Pipeline.make(group, RegionRuns.state(region, 2));
                 long sum = 0;
                 for (long b = 0; b < 1000; b++) {
                     pipe.producerAcquire();
@@ -200,7 +199,7 @@ class RegionPipelineTest {
             // partitioned by count: whoever acts first as a producer is the producer
             MemorySegment slots2 = second.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * Long.BYTES);
             List<Object> counted = ranks(second, 2, (rank, group) -> {
-                Pipeline pipe = Pipeline.make(group, state(second, 2), 1);
+                Pipeline pipe = Pipeline.make(group, RegionRuns.state(second, 2), 1);
                 long sum = 0;
                 for (long b = 0; b < 1000; b++) {
                     if (rank == 0) {
@@ -228,7 +227,7 @@ class RegionPipelineTest {
         try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER)) {
             MemorySegment stages = region.data().asSlice(PipelineSharedState.regionBytes(2, 2), 2 * 4096);
             List<Object> out = ranks(region, 2, (rank, group) -> {
-                Pipeline pipe = Pipeline.make(group, state(region, 2), rank == 0 ? PipelineRole.PRODUCER
+                Pipeline pipe = Pipeline.make(group, RegionRuns.state(region, 2), rank == 0 ? PipelineRole.PRODUCER
                     : PipelineRole.CONSUMER);
                 StringBuilder log = new StringBuilder();
                 for (int b = 0; b < 3; b++) {
@@ -265,20 +264,20 @@ class RegionPipelineTest {
     void makeRefusesDifferentStageCountsAndAStateWhosePreviousPipelineLives() throws Exception {
         try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
              SharedRegion second = SharedRegion.create(dir.resolve("r2"), 1 << 16, SharedRegion.Sharing.OWNER)) {
-            List<Object> out = ranks(region, 2, (rank, group) -> Pipeline.make(group, state(region, 2 + rank)));
+            List<Object> out = ranks(region, 2, (rank, group) -> Pipeline.make(group, RegionRuns.state(region, 2 + rank)));
             for (Object o : out) {
                 IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, o);
                 assertTrue(e.getMessage().contains("rank 1 made it on a state of 3 stages, rank 0 on 2"),
                     e.getMessage());
             }
             List<Object> again = ranks(second, 2, (rank, group) -> {
-                Pipeline first = Pipeline.make(group, state(second, 2), PipelineRole.values()[rank]);
+                Pipeline first = Pipeline.make(group, RegionRuns.state(second, 2), PipelineRole.values()[rank]);
                 if (rank == 0) {
                     first.quit();               // rank 1 keeps its handle: the next make must refuse
                 }
                 group.sync();
                 try {
-                    return Pipeline.make(group, state(second, 2), PipelineRole.values()[rank]);
+                    return Pipeline.make(group, RegionRuns.state(second, 2), PipelineRole.values()[rank]);
                 } catch (IllegalArgumentException e) {
                     return e;
                 } finally {
@@ -299,12 +298,12 @@ class RegionPipelineTest {
             Group producerRank = region.join(2, 0);
             Group consumerRank = region.join(2, 1);
             Thread producer = Thread.ofPlatform().name("short-lived producer").start(() -> {
-                Pipeline pipe = Pipeline.make(producerRank, state(region, 2), PipelineRole.PRODUCER);
+                Pipeline pipe = Pipeline.make(producerRank, RegionRuns.state(region, 2), PipelineRole.PRODUCER);
                 pipe.producerAcquire();
                 pipe.producerCommit();
                 pipe.producerAcquire();         // the thread ends holding stage 1, without quit
             });
-            Pipeline pipe = Pipeline.make(consumerRank, state(region, 2), PipelineRole.CONSUMER);
+            Pipeline pipe = Pipeline.make(consumerRank, RegionRuns.state(region, 2), PipelineRole.CONSUMER);
             pipe.consumerWait();
             pipe.consumerRelease();
             producer.join(10_000);
@@ -388,5 +387,75 @@ class RegionPipelineTest {
             pipe.consumerRelease();
             assertTrue(pipe.quit());
         }
+    }
+
+    /**
+     * Finding 7: closing a region without quitting the pipelines made over it left their peers waiting forever;
+     * close quits the closing thread's handles there.
+     */
+    @Test
+    void closingARegionQuitsTheClosingThreadsHandles() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion second = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
+                SharedRegion.Sharing.OWNER)) {
+                Group consumerRank = second.join(2, 1);
+                Bounded.Run consumer = Bounded.start("consumer", () -> {
+                    Pipeline pipe = Pipeline.make(consumerRank, RegionRuns.state(second, 2), PipelineRole.CONSUMER);
+                    pipe.consumerWait();
+                    pipe.consumerRelease();
+                    StringBuilder log = new StringBuilder();
+                    try {
+                        pipe.consumerWait();
+                    } catch (StageFailedException e) {
+                        log.append("failed batch ").append(e.batch()).append(": ").append(e.getCause().getMessage());
+                    }
+                    pipe.consumerRelease();
+                    try {
+                        pipe.consumerWait();
+                    } catch (IllegalStateException e) {
+                        log.append("; then ").append(e.getMessage());
+                    }
+                    pipe.quit();
+                    return log.toString();
+                });
+                SharedRegion first = SharedRegion.open(file);
+                Pipeline pipe = Pipeline.make(first.join(2, 0), RegionRuns.state(first, 2), PipelineRole.PRODUCER);
+                pipe.producerAcquire();
+                pipe.producerCommit();
+                pipe.producerAcquire();
+                first.close();                      // without quit, holding batch 1
+                String outcome = consumer.result(Duration.ofSeconds(10));
+                assertTrue(outcome.startsWith("failed batch 1: ") && outcome.contains("closed")
+                    && outcome.contains("no producer is left") && outcome.contains("closed without quit()"), outcome);
+                assertFalse(pipe.isActive());
+            }
+        });
+    }
+
+    /** Finding 7, the other side: close refuses, naming them, while other live threads hold pipelines there. */
+    @Test
+    void closeRefusesWhileAnotherLiveThreadHoldsAPipelineThere() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(1, 2, 4096),
+                SharedRegion.Sharing.OWNER);
+            Group alone = region.join(1, 0);
+            CountDownLatch made = new CountDownLatch(1);
+            CountDownLatch quit = new CountDownLatch(1);
+            Bounded.Run holder = Bounded.start("holder", () -> {
+                Pipeline pipe = Pipeline.make(alone, RegionRuns.state(region, 2));
+                made.countDown();
+                quit.await();
+                return "last " + pipe.quit();
+            });
+            made.await();
+            IllegalStateException refused = assertThrows(IllegalStateException.class, region::close);
+            assertTrue(refused.getMessage().contains("thread 'holder'")
+                && refused.getMessage().contains("must quit first"), refused.getMessage());
+            quit.countDown();
+            assertEquals("last true", holder.result(Duration.ofSeconds(10)));
+            region.close();
+            assertThrows(IllegalStateException.class, () -> region.data().get(ValueLayout.JAVA_BYTE, 0));
+        });
     }
 }

@@ -2,6 +2,7 @@ package dev.jpipeline;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
@@ -13,10 +14,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.nio.file.attribute.UserPrincipal;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Shared regions: creation, checks on open, and the members' join protocol, across processes too. */
@@ -25,6 +28,9 @@ class SharedRegionTest {
 
     @TempDir
     Path dir;
+
+    @RegisterExtension
+    final ChildProcesses children = new ChildProcesses();
 
     @Test
     void aRegionIsSharedByEveryMappingOfItsFile() throws IOException {
@@ -433,5 +439,30 @@ class SharedRegionTest {
         }
         String message = refusal(file);             // and opening it again names the corruption
         assertTrue(message.contains("corrupted header"), message);
+    }
+
+    /**
+     * Issue 26, finding 2: a producer that joined and died before its consumer started was taken for a crashed
+     * group's stale member. The consumer formed a new group over it and waited in Pipeline.make for good. Now the
+     * consumer's join fails naming the dead producer's pid, and a new pair runs once every rank has been told.
+     */
+    @Test
+    void aProducerThatDiedBeforeItsConsumerJoinedIsNamedNotWaitedFor() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096), SharedRegion.Sharing.OWNER).close();
+            Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 50));
+            assertEquals("joined", ChildProcesses.out(producer).readLine());       // then it waits in make for its consumer
+            producer.destroyForcibly();
+            assertTrue(producer.waitFor(10, TimeUnit.SECONDS));
+            try (SharedRegion region = SharedRegion.open(file)) {
+                IllegalStateException told = assertThrows(IllegalStateException.class, () -> region.join(2, 1));
+                assertTrue(told.getMessage().contains("lost rank 0: pid " + producer.pid())
+                    && told.getMessage().contains("before every member joined"), told.getMessage());
+            }
+            try (SharedRegion region = SharedRegion.open(file)) {    // both ranks came: the region serves anew
+                assertEquals(RegionRuns.ran(50), RegionRuns.runHere(region, 2, 50));
+            }
+        });
     }
 }

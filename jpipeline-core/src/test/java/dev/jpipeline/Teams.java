@@ -4,6 +4,7 @@ import dev.jpipeline.internal.wait.Waitable;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
@@ -204,6 +205,43 @@ public final class Teams {
 
             @Override
             public void sync() {
+            }
+        };
+    }
+
+    /** {@code g}, whose {@code n}th sync runs {@code then} once it returns (a group that fails after a sync). */
+    static Group afterSync(Group g, int n, Runnable then) {
+        return hookedSync(g, n, () -> { }, then);
+    }
+
+    /** {@code g}, whose {@code n}th sync runs {@code first} before it syncs (a rank that dies between syncs). */
+    static Group beforeSync(Group g, int n, Runnable first) {
+        return hookedSync(g, n, first, () -> { });
+    }
+
+    private static Group hookedSync(Group g, int n, Runnable before, Runnable after) {
+        AtomicInteger syncs = new AtomicInteger();
+        return new Group() {
+            @Override
+            public int size() {
+                return g.size();
+            }
+
+            @Override
+            public int threadRank() {
+                return g.threadRank();
+            }
+
+            @Override
+            public void sync() {
+                boolean nth = syncs.incrementAndGet() == n;
+                if (nth) {
+                    before.run();
+                }
+                g.sync();
+                if (nth) {
+                    after.run();
+                }
             }
         };
     }

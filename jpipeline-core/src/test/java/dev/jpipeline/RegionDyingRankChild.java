@@ -7,7 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
 /**
- * A rank that dies at a chosen moment, for RegionHostileTest: {@code FILE SIZE RANK MODE}, where MODE is
+ * A rank that dies at a chosen moment, for RegionMakeTest and RegionRecoveryTest: {@code FILE SIZE RANK MODE},
+ * where MODE is
  * <ul>
  *   <li>{@code halt-in-make}: makes a 2-stage consumer (rank &gt; 0) or producer (rank 0) pipeline through a group
  *       whose second sync halts this JVM, so that it dies between the make's two syncs (after its proposal,
@@ -32,9 +33,9 @@ import java.nio.file.Path;
  * Each then waits to be killed.
  * It prints {@code joined} once it has joined the region's group.
  */
-public final class RegionHostileChild {
+public final class RegionDyingRankChild {
 
-    private RegionHostileChild() {
+    private RegionDyingRankChild() {
     }
 
     public static void main(String[] args) throws InterruptedException {
@@ -50,27 +51,7 @@ public final class RegionHostileChild {
                 dieAt(region, joined, mode);
                 return;
             }
-            Group halting = new Group() {
-                private int syncs;
-
-                @Override
-                public int size() {
-                    return joined.size();
-                }
-
-                @Override
-                public int threadRank() {
-                    return joined.threadRank();
-                }
-
-                @Override
-                public void sync() {
-                    if (++syncs == 2) {
-                        Runtime.getRuntime().halt(9);
-                    }
-                    joined.sync();
-                }
-            };
+            Group halting = Teams.beforeSync(joined, 2, () -> Runtime.getRuntime().halt(9));
             Pipeline.make(halting, PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build(),
                 rank == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
         }
@@ -149,7 +130,7 @@ public final class RegionHostileChild {
 
     /** Starts a child running rank {@code rank} of {@code size} in {@code mode}. */
     static Process start(Path file, int size, int rank, String mode) throws java.io.IOException {
-        return new ProcessBuilder(ChildJvm.command(RegionHostileChild.class, file.toString(), Integer.toString(size),
+        return new ProcessBuilder(ChildJvm.command(RegionDyingRankChild.class, file.toString(), Integer.toString(size),
             Integer.toString(rank), mode))
             .redirectError(ProcessBuilder.Redirect.INHERIT)
             .start();
