@@ -456,7 +456,8 @@ class CheckedModeTest {
                         } else {
                             try {
                                 pipe.consumerWait();
-                                log.append(stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes, stageBytes)) == -1
+                                log.append(stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes,
+                                    stageBytes)) == -1
                                     ? "ok " : "bad ");
                             } catch (StageFailedException e) {
                                 log.append("failed ");

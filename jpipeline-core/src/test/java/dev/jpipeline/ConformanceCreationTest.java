@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 /** Conformance scenarios 1-9 (libcudacxx-pipeline-semantics.md §15 A: creation and shared state). */
 class ConformanceCreationTest {
 
-    /** A bound for makes that must fail or complete: one that detects a mismatch late (by a timeout) has it to do so. */
+    /** A bound for makes that must fail or complete (one that detects a mismatch late, by a timeout, has it). */
     private static final Duration MAKE_BOUND = Duration.ofSeconds(5);
 
     @Test
@@ -298,8 +298,8 @@ class ConformanceCreationTest {
     void aMismatchedCollectiveMakeFailsOnEveryRankAndConsecutiveMakesEachComplete() {
         // the sub-cases run side by side; a make that detects a mismatch late (by a timeout) has MAKE_BOUND to do so
         PipelineSharedState countVsRole = PipelineSharedState.create(ThreadScope.BLOCK, 2);
-        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> Bounded.eachRank(2, MAKE_BOUND, g -> made(() ->
-            g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
+        Bounded.Run countAndRole = Bounded.start("p05-count-vs-role", () -> Bounded.eachRank(2, MAKE_BOUND,
+            g -> made(() -> g.threadRank() == 0 ? Pipeline.make(g, countVsRole, 1)
                 : Pipeline.make(g, countVsRole, PipelineRole.CONSUMER))));
         PipelineSharedState[] states = {PipelineSharedState.create(ThreadScope.BLOCK, 2),
             PipelineSharedState.create(ThreadScope.BLOCK, 2)};

@@ -321,8 +321,8 @@ class CopyPolicyTest {
                     try {
                         for (long b = 0; b < 4; b++) {
                             pipe.producerAcquireInterruptibly();
-                            MemcpyAsync.memcpyAsync(stages.asSlice((b % 2) * READ_BYTES, READ_BYTES), channel, b * READ_BYTES,
-                                READ_BYTES, pipe);
+                            MemcpyAsync.memcpyAsync(stages.asSlice((b % 2) * READ_BYTES, READ_BYTES), channel,
+                                b * READ_BYTES, READ_BYTES, pipe);
                             pipe.producerCommit();
                         }
                         seen.put("producer", "never cancelled");
@@ -383,7 +383,7 @@ class CopyPolicyTest {
         assertInstanceOf(IOException.class, stuck);
         assertTrue(stuck.getMessage().contains("no progress"), stuck.getMessage());
         // a channel closed before the read
-        FileChannel closed = FileChannel.open(java.nio.file.Files.write(dir.resolve("closed.bin"), new byte[READ_BYTES]));
+        FileChannel closed = FileChannel.open(Files.write(dir.resolve("closed.bin"), new byte[READ_BYTES]));
         closed.close();
         assertInstanceOf(ClosedChannelException.class, readOneStageUnified(closed));
         // a channel that throws an unchecked exception
@@ -409,7 +409,8 @@ class CopyPolicyTest {
             Throwable failure = null;
             for (int b = 0; b < 3; b++) {          // the stage is reused after a failure
                 pipe.producerAcquire();
-                assertEquals(AsyncContractFulfillment.NONE, MemcpyAsync.memcpyAsync(stage, channel, 0, READ_BYTES, pipe));
+                assertEquals(AsyncContractFulfillment.NONE,
+                    MemcpyAsync.memcpyAsync(stage, channel, 0, READ_BYTES, pipe));
                 pipe.producerCommit();
                 try {
                     pipe.consumerWait();

@@ -230,7 +230,8 @@ class DeadlockDetectionTest {
      * A producer (rank 0) commits batch 0, then calls a consumer operation (a misuse), then idles (alive) until
      * {@code end}; its consumer peer (rank 1) takes batch 0 and then runs {@code peerWait} for batch 1.
      */
-    private static Bounded.Run idleAfterMisuse(String name, Duration patience, CountDownLatch end, Outcomes.PipeBody peerWait) {
+    private static Bounded.Run idleAfterMisuse(String name, Duration patience, CountDownLatch end,
+                                               Outcomes.PipeBody peerWait) {
         PipelineSharedState state;
         try {
             state = PipelineSharedState.builder(ThreadScope.BLOCK, 2).detectDeadlocks(patience).build();

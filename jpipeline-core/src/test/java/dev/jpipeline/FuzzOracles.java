@@ -37,7 +37,8 @@ final class FuzzOracles {
 
         @Override
         public String toString() {
-            return (program < 0 ? "[no program: a library thread]" : "[program " + program + "]") + " " + kind + (rank >= 0 ? " rank " + rank : "")
+            return (program < 0 ? "[no program: a library thread]" : "[program " + program + "]") + " " + kind
+                + (rank >= 0 ? " rank " + rank : "")
                 + (step >= 0 ? " step " + step : "") + ": " + what + (detail.isEmpty() ? "" : "\n      " + detail)
                 + (program < 0 ? "" : "\n      replay: -Djpipeline.test.fuzzProgram=" + program);
         }
@@ -120,7 +121,8 @@ final class FuzzOracles {
         + "multiple|outside|negative|at least|at most|in \\d+\\.\\.|after quit|failed|invalid|mismatch|differ|"
         + "same way|belong|owner|more than|exceed|too |use |interrupt|out of range|already|instead|allowed|"
         + "expects|requires|illegal|unknown|ended|no longer|has quit|is a ");
-    private static final Pattern ARGUMENT_NAME = Pattern.compile("^[a-zA-Z][a-zA-Z0-9_]*( must not be null| is null)?$");
+    private static final Pattern ARGUMENT_NAME =
+        Pattern.compile("^[a-zA-Z][a-zA-Z0-9_]*( must not be null| is null)?$");
 
     /** Why {@code t} is not a clear exception, or null when it is. */
     static String unclear(Throwable t) {

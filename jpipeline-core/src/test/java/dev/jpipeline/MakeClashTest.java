@@ -294,8 +294,8 @@ class MakeClashTest {
      * Hostile review of issue 8: two independent teams of 2 make a unified pipeline on the same shared state at the
      * same moment (a misuse: a shared state belongs to one group). Proposals used to be keyed by rank only, so the
      * teams overwrote each other's proposals, all four ranks passed the verdict, and all four got handles on ONE
-     * ring that expects 2 arrivals: the two teams then completed each other's phases. Expected: IllegalArgumentException (two threads claim
-     * the same rank), never one ring for two groups.
+     * ring that expects 2 arrivals: the two teams then completed each other's phases. Expected:
+     * IllegalArgumentException (two threads claim the same rank), never one ring for two groups.
      */
     @Test
     void twoGroupsMakingOnOneSharedStateNeverShareAPipeline() {

@@ -229,7 +229,8 @@ class RegionCorruptionTest {
     }
 
     /** Runs a 1-producer, 1-consumer pipeline's two ranks in {@code region} on threads: each body's outcome. */
-    private static List<String> pair(SharedRegion region, int stages, Outcomes.PipeBody producer, Outcomes.PipeBody consumer) {
+    private static List<String> pair(SharedRegion region, int stages, Outcomes.PipeBody producer,
+                                     Outcomes.PipeBody consumer) {
         Group p = region.join(2, 0);
         Group c = region.join(2, 1);
         PipelineSharedState state = RegionRuns.state(region, stages);

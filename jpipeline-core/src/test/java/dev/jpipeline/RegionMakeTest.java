@@ -42,8 +42,10 @@ class RegionMakeTest {
         assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
             Path file = dir.resolve("r");
             SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096), SharedRegion.Sharing.OWNER).close();
-            Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 3, "hold"));
-            Process consumer = children.add(RegionPipelineChild.start(file, 2, 1, 2, RegionRuns.STAGE_BYTES, Long.MAX_VALUE / 2));
+            Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 3,
+                "hold"));
+            Process consumer = children.add(RegionPipelineChild.start(file, 2, 1, 2, RegionRuns.STAGE_BYTES,
+                Long.MAX_VALUE / 2));
             BufferedReader produced = ChildProcesses.out(producer);
             assertEquals("joined", produced.readLine());
             assertEquals("holding", produced.readLine());

@@ -264,7 +264,8 @@ class RegionPipelineTest {
     void makeRefusesDifferentStageCountsAndAStateWhosePreviousPipelineLives() throws Exception {
         try (SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
              SharedRegion second = SharedRegion.create(dir.resolve("r2"), 1 << 16, SharedRegion.Sharing.OWNER)) {
-            List<Object> out = ranks(region, 2, (rank, group) -> Pipeline.make(group, RegionRuns.state(region, 2 + rank)));
+            List<Object> out = ranks(region, 2, (rank, group) -> Pipeline.make(group,
+                RegionRuns.state(region, 2 + rank)));
             for (Object o : out) {
                 IllegalArgumentException e = assertInstanceOf(IllegalArgumentException.class, o);
                 assertTrue(e.getMessage().contains("rank 1 made it on a state of 3 stages, rank 0 on 2"),

@@ -46,7 +46,8 @@ class RegionRecoveryTest {
             Path file = dir.resolve("r");
             try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096),
                 SharedRegion.Sharing.OWNER)) {
-                Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 0, "hold"));     // holds batch 0
+                Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 0,
+                    "hold"));                   // holds batch 0
                 Group group = region.join(2, 1);
                 Pipeline pipe = Pipeline.make(group,
                     RegionRuns.state(region, 2), PipelineRole.CONSUMER);
@@ -124,7 +125,8 @@ class RegionRecoveryTest {
             Path file = dir.resolve("r");
             try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(4, 2, 4096),
                 SharedRegion.Sharing.OWNER)) {
-                Process dying = children.add(RegionPipelineChild.start(file, 4, 1, 2, RegionRuns.STAGE_BYTES, 2, "hold"));        // holds batch 2, half written
+                Process dying = children.add(RegionPipelineChild.start(file, 4, 1, 2, RegionRuns.STAGE_BYTES, 2,
+                    "hold"));                   // holds batch 2, half written
                 CompletableFuture<String> producer = RegionRuns.rank(region, region.join(4, 0), 2, 10);
                 PipelineSharedState state = RegionRuns.state(region, 2);
                 List<Bounded.Run> consumers = new ArrayList<>();
@@ -216,7 +218,8 @@ class RegionRecoveryTest {
                 Group group = region.join(2, 0);
                 CountDownLatch killed = new CountDownLatch(1);
                 Bounded.Run producer = Bounded.start("producer", () -> {
-                    Pipeline pipe = Pipeline.make(group, RegionRuns.state(region, RegionDyingRankChild.STAGES), PipelineRole.PRODUCER);
+                    Pipeline pipe = Pipeline.make(group, RegionRuns.state(region, RegionDyingRankChild.STAGES),
+                        PipelineRole.PRODUCER);
                     int committed = 0;
                     try {
                         for (; committed < 10; committed++) {

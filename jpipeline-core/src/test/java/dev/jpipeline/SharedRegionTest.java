@@ -452,7 +452,7 @@ class SharedRegionTest {
             Path file = dir.resolve("r");
             SharedRegion.create(file, RegionPipelineChild.dataBytes(2, 2, 4096), SharedRegion.Sharing.OWNER).close();
             Process producer = children.add(RegionPipelineChild.start(file, 2, 0, 2, RegionRuns.STAGE_BYTES, 50));
-            assertEquals("joined", ChildProcesses.out(producer).readLine());       // then it waits in make for its consumer
+            assertEquals("joined", ChildProcesses.out(producer).readLine());   // then it waits in make for its consumer
             producer.destroyForcibly();
             assertTrue(producer.waitFor(10, TimeUnit.SECONDS));
             try (SharedRegion region = SharedRegion.open(file)) {

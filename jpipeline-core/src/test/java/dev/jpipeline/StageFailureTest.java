@@ -103,13 +103,26 @@ class StageFailureTest {
      * phase is batch 0's again. What batch 0 and batch 2^23 gave.
      */
     private static String wrapAround(Pipeline pipe, MemorySegment stage) throws Exception {
+        return batchZero(pipe, stage, true) + "; " + untilThePhaseWraps(pipe);
+    }
+
+    /** Batch 0 of a unified one-stage pipeline, filled by a copy that fails if {@code copies}: what its wait gave. */
+    private static String batchZero(Pipeline pipe, MemorySegment stage, boolean copies) throws Exception {
         GatedFileChannel failing = new GatedFileChannel(new byte[4096]);
         failing.failFrom(0);
         pipe.producerAcquire();
-        MemcpyAsync.memcpyAsync(stage, failing, 0, 4096, pipe);
+        if (copies) {
+            MemcpyAsync.memcpyAsync(stage, failing, 0, 4096, pipe);
+        }
         pipe.producerCommit();
-        String first = Outcomes.of(pipe::consumerWait).startsWith("StageFailedException") ? "batch 0 failed" : "batch 0 ok";
+        String first = Outcomes.of(pipe::consumerWait).startsWith("StageFailedException") ? "batch 0 failed"
+            : "batch 0 ok";
         pipe.consumerRelease();
+        return first;
+    }
+
+    /** Batches 1 .. 2^23 of a unified one-stage pipeline, then quit: what batch 2^23 (batch 0's phase) gave. */
+    private static String untilThePhaseWraps(Pipeline pipe) {
         long wrap = 1L << 23;
         for (long b = 1; b < wrap; b++) {
             pipe.producerAcquire();
@@ -122,7 +135,7 @@ class StageFailureTest {
         String again = Outcomes.of(pipe::consumerWait);
         pipe.consumerRelease();
         pipe.quit();
-        return first + "; batch " + wrap + " " + (again.equals("returned") ? "ok" : again);
+        return "batch " + wrap + " " + (again.equals("returned") ? "ok" : again);
     }
 
     /**
@@ -167,31 +180,11 @@ class StageFailureTest {
      */
     private static String withDeserter(Pipeline pipe, Group group, MemorySegment stage) throws Exception {
         boolean deserter = group.threadRank() == 1;
-        GatedFileChannel failing = new GatedFileChannel(new byte[4096]);
-        failing.failFrom(0);
-        pipe.producerAcquire();
-        if (deserter) {
-            MemcpyAsync.memcpyAsync(stage, failing, 0, 4096, pipe);
-        }
-        pipe.producerCommit();
-        String first = Outcomes.of(pipe::consumerWait).startsWith("StageFailedException") ? "batch 0 failed" : "batch 0 ok";
-        pipe.consumerRelease();
+        String first = batchZero(pipe, stage, deserter);
         if (deserter) {
             pipe.quit();
             return first + "; quit";
         }
-        long wrap = 1L << 23;
-        for (long b = 1; b < wrap; b++) {
-            pipe.producerAcquire();
-            pipe.producerCommit();
-            pipe.consumerWait();
-            pipe.consumerRelease();
-        }
-        pipe.producerAcquire();
-        pipe.producerCommit();
-        String again = Outcomes.of(pipe::consumerWait);
-        pipe.consumerRelease();
-        pipe.quit();
-        return first + "; batch " + wrap + " " + (again.equals("returned") ? "ok" : again);
+        return first + "; " + untilThePhaseWraps(pipe);
     }
 }

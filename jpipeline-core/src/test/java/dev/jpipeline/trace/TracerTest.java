@@ -151,7 +151,8 @@ class TracerTest {
                     pipe.producerCommit();
                     if (b < 2) {
                         pipe.consumerWait();
-                        assertEquals(-1L, stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes, stageBytes)));
+                        assertEquals(-1L, stage.mismatch(MemorySegment.ofArray(bytes).asSlice(b * stageBytes,
+                            stageBytes)));
                     } else {
                         assertThrows(StageFailedException.class, pipe::consumerWait);
                     }
@@ -161,7 +162,8 @@ class TracerTest {
             }
             List<TraceEvent> copies = tracer.events().stream().filter(e -> e.operation() == StageOperation.COPY)
                 .toList();
-            assertEquals(List.of(0L, 1L, 2L), copies.stream().map(TraceEvent::batch).sorted().toList(), copies.toString());
+            assertEquals(List.of(0L, 1L, 2L), copies.stream().map(TraceEvent::batch).sorted().toList(),
+                copies.toString());
             for (TraceEvent e : copies) {
                 assertEquals(e.batch() % 2, e.stage());
                 assertTrue(e.durationNanos() >= 0, e.toString());
