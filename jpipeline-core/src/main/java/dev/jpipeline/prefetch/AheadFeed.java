@@ -6,55 +6,48 @@ import dev.jpipeline.copy.CopyEngine;
 import java.lang.foreign.MemorySegment;
 
 /**
- * A feed over a {@link PieceSource}: the iterating thread's own thread-scope pipeline
- * ({@code cuda::make_pipeline()}), kept {@code stages - 1} chunks ahead of the one the iteration holds.
+ * A feed over a source that copies ({@link Source#blocks()} false: a positional source, or an Iterable's segments):
+ * the iterating thread's own thread-scope pipeline ({@code cuda::make_pipeline()}), kept {@code stages - 1} chunks
+ * ahead of the one the iteration holds. One thread does everything, so nothing here is shared.
  *
  * <pre>
- *   chunks [next, issued) are issued: acquired, their copy issued on the copy engine, committed; chunk k is in
- *   stage buffer k mod stages. At most `stages` are issued and not released, so a buffer is refilled only after
- *   its chunk was released.
+ *   chunks [next, issued) are issued: acquired, filled (their copies issued) and committed, each with its record in
+ *   the ledger. At most `stages` are issued and not released, so a buffer is refilled only after its chunk was
+ *   released.
  *   open      issue `stages` chunks (fewer if the source ends)
  *   advance   release the held chunk and issue one more into its buffer (the refill overlaps what follows),
- *             then consumer_wait for chunk next: its copy has landed, or failed (StageFailedException)
- *   close     wait for and release every issued chunk (their copies end: file reads and memory copies), quit,
- *             then free the buffers: no copy can still write into them
+ *             then consumer_wait for chunk next: its copy has landed, or failed (StageFailedException: a file opened
+ *             here is read again where an interrupt closed it, else the chunk fails); then its record: the source's
+ *             failure is thrown, an empty last chunk is the end
+ *   close     release the held chunk, drain every issued one (their copies end: file reads and memory copies), quit,
+ *             then leave the ledger, which frees the buffers and closes the source: no copy can still write
  * </pre>
  *
- * A source's own failure while issuing (its iterator threw) is kept with the chunk it was issuing, which is
+ * A source's own failure while filling (its iterator threw) is kept with the chunk it was filling, which is
  * committed as it stands, and surfaces when the iteration reaches that chunk: every earlier chunk is delivered
  * first. The source then issues nothing more.
  */
 final class AheadFeed implements ChunkFeed {
 
-    private final PieceSource source;
-    private final StageBuffers buffers;
+    private final StageLedger ledger;
     private final Pipeline pipe;
-    /** The length of each issued chunk, by stage. */
-    private final long[] lengths;
-    /** The source offset of each issued chunk, by stage (for a read again, see PieceSource.FilePieces#reread). */
-    private final long[] offsets;
-    /** Bytes issued so far: the next chunk's source offset. */
-    private long issuedBytes;
-    /** The source's failure while issuing a stage's chunk, by stage, else null. */
-    private final Throwable[] failures;
     /** Chunks issued (committed). */
     private long issued;
     /** The next chunk to wait for. */
     private long next;
     /** Whether chunk next - 1 was waited for and is not released yet. */
     private boolean holding;
-    /** Whether the source has nothing more to issue (it ended, or failed). */
+    /** Whether the source has nothing more to issue (its last chunk, or a failed one, was issued). */
     private boolean sourceDone;
+    /** Whether the iteration has reached the source's last chunk. */
+    private boolean ended;
 
-    AheadFeed(PieceSource source, StageBuffers buffers, CopyEngine engine) {
-        this.source = source;
-        this.buffers = buffers;
-        this.lengths = new long[buffers.count()];
-        this.offsets = new long[buffers.count()];
-        this.failures = new Throwable[buffers.count()];
+    /** Issues the first chunks; on a failure, closes the feed (leaving the ledger) and throws. */
+    AheadFeed(StageLedger ledger, CopyEngine engine) {
+        this.ledger = ledger;
         this.pipe = Pipeline.make(engine);
         try {
-            for (int s = 0; s < buffers.count(); s++) {
+            for (int s = 0; s < ledger.stages(); s++) {
                 issue();
             }
         } catch (RuntimeException | Error e) {
@@ -68,35 +61,10 @@ final class AheadFeed implements ChunkFeed {
         if (sourceDone) {
             return;
         }
-        Throwable failure = null;              // the source's own, an Error included: its chunk's failure
-        boolean more;
-        try {
-            more = source.more();
-        } catch (RuntimeException | Error e) {
-            more = true;
-            failure = e;
-        }
-        if (!more) {
-            sourceDone = true;
-            return;
-        }
-        int stage = (int) (issued % lengths.length);
-        long length = 0;
         pipe.producerAcquire();
-        if (failure == null) {
-            try {
-                length = source.issue(buffers.stage(stage), pipe);
-            } catch (RuntimeException | Error e) {
-                failure = e;
-            }
-        }
+        sourceDone = ledger.fill(issued, pipe, 0, 1).end();
         pipe.producerCommit();
-        lengths[stage] = length;
-        offsets[stage] = issuedBytes;
-        issuedBytes += length;
-        failures[stage] = failure;
         issued++;
-        sourceDone = failure != null;
     }
 
     @Override
@@ -106,30 +74,27 @@ final class AheadFeed implements ChunkFeed {
             pipe.consumerRelease();
             issue();
         }
-        if (next == issued) {
+        if (ended) {
             return -1;
         }
-        int stage = (int) (next++ % lengths.length);
+        long k = next++;
         holding = true;
         try {
             pipe.consumerWait();
         } catch (StageFailedException e) {
             // a file opened here, closed by an interrupt of this thread inside a read it performed: read it again
-            if (!(source instanceof PieceSource.FilePieces file)
-                || !file.reread(e.getCause(), buffers.stage(stage), offsets[stage], lengths[stage])) {
-                sourceDone = true;
+            if (!ledger.readAgain(k, e.getCause())) {
+                ended = true;
                 throw new SourceFailure(e.getCause());
             }
         }
-        if (failures[stage] != null) {
-            throw new SourceFailure(failures[stage]);
-        }
-        return lengths[stage];
+        ended = ledger.end(k);
+        return ledger.delivered(k);
     }
 
     @Override
     public MemorySegment buffer() {
-        return buffers.stage((int) ((next - 1) % lengths.length));
+        return ledger.buffer(next - 1);
     }
 
     @Override
@@ -139,21 +104,11 @@ final class AheadFeed implements ChunkFeed {
                 holding = false;
                 pipe.consumerRelease();
             }
-            for (; next < issued; next++) {
-                try {
-                    pipe.consumerWait();            // the copy has ended, landed or failed: nothing writes any more
-                } catch (StageFailedException ignored) {
-                    // the iteration ended before this chunk: its failure is nobody's to see
-                }
-                pipe.consumerRelease();
-            }
+            StageLedger.drain(pipe, issued - next);     // the copies end, landed or failed: nothing writes any more
+            next = issued;
             pipe.quit();
         } finally {
-            try {
-                source.close();
-            } finally {
-                buffers.free();
-            }
+            ledger.leave();
         }
     }
 }

@@ -7,13 +7,11 @@ import dev.jpipeline.StageFailedException;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.ThreadTeam;
 import dev.jpipeline.copy.CopyEngine;
-import java.io.IOException;
+import dev.jpipeline.prefetch.Source.Filled;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.nio.channels.ReadableByteChannel;
 import java.time.Duration;
 import java.util.concurrent.CancellationException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
@@ -21,36 +19,42 @@ import java.util.function.Function;
 /**
  * One run of the parallel form ({@link ParallelPrefetch#reduce}): a block-scope pipeline partitioned by producer
  * count, {@code producers} threads filling each stage and {@code consumers} threads computing on it, on a
- * {@link ThreadTeam} that the calling thread waits for.
+ * {@link ThreadTeam} that the calling thread waits for. The stage records, the stop and the drain are the
+ * {@link StageLedger}'s.
  *
  * <pre>
- * Producers  batch k (chunk k) goes to stage k mod stages. A source with positions is split: producer p copies
- *            its share of the chunk (memcpyAsync: on the copy engine, or on the producer itself when the machine has
- *            no core to spare, ISSUER_COPIES). Any other source has one producer, which
- *            issues the next piece of an Iterable, or reads a stream synchronously. Producer 0 writes the stage's
- *            record (length, end, failure of the source) before its commit; the batch completes only with every
- *            producer's commit and every copy landed, so a consumer reads the record after its wait.
- *            A source of unknown size ends with a batch marked end (empty when the end was found only then).
+ * Producers  batch k (chunk k) goes to stage k mod stages. Producer p fills its share of the chunk
+ *            (Source.fill: a positional source is split between the producers, each copying with memcpyAsync, on
+ *            the copy engine or, when the machine has no core to spare, on the producer itself, ISSUER_COPIES; any
+ *            other source has one producer, which issues the next piece of an Iterable or reads a stream
+ *            synchronously). Producer 0 writes the stage's record (length, end, failure of the source) before
+ *            its commit; the batch completes only with every producer's commit and every copy landed, so a
+ *            consumer reads the record after its wait. A producer leaves after the batch marked end.
  * Consumers  every consumer waits for and releases every batch (a partitioned pipeline's consumers see every
  *            batch); whole chunks are dealt round-robin (consumer k mod C computes chunk k), or each consumer
  *            computes its share of every chunk. Each result goes to OrderedResults before the release.
  * Stopping   a failure (a copy's, the source's, the mapper's, the combiner's) is kept, the lowest chunk winning,
- *            and sets `stop`. A copy that throws on its producer (refused, or performed inline and faulting: a
- *            mapped file truncated under it) is its chunk's failure, kept before the producer commits, never an
- *            escape that would quit the pipeline with the stage acquired (its peers would report that quit). A
- *            failure's message never calls a user's toString unguarded (ChunkFailedException.describe), so
- *            that a broken exception cannot replace the failure and lose its chunk. Once stopped, producers
- *            leave at their next batch and quit; consumers drain: they wait for and release every batch still
- *            committed (its copies land, as a wait needs them: copies can outlive their
+ *            and stops the ledger. A fill's failure (a read, a copy refused, or performed inline and faulting: a
+ *            mapped file truncated under it) is in the record, reported by the consumers at its chunk; with several
+ *            producers, the one whose share failed keeps it at once too, before it commits and leaves, so that its
+ *            peers stop rather than find it gone. It is never an escape that would quit the pipeline with the stage
+ *            acquired (the peers would report that quit). A failure's message never calls a user's toString unguarded (ChunkFailedException.describe),
+ *            so that a broken exception cannot replace the failure and lose its chunk. Once stopped, producers
+ *            leave at their next batch and quit; consumers drain (StageLedger.drain): they wait for and release
+ *            every batch still committed (its copies land, as a wait needs them: copies can outlive their
  *            producer's quit) until no producer is left. A peer's wait that then can never complete (no producer
  *            or consumer left) throws IllegalStateException, which a stopping thread ignores; any other throwable
  *            of a thread is kept and stops the run too (no thread fails the team early). The caller gets the
  *            failure once every thread has ended.
  * Freeing    the buffers (and a file opened by path) are freed by the last of the threads and the caller to leave
- *            (users counts down): normally the caller, after the team ended. An interrupt of the caller stops the
- *            run and returns at once (CancellationException, interrupt status kept) without waiting for a mapper
- *            or a stream read that blocks; the last thread to end frees them then.
+ *            the ledger: normally the caller, after the team ended. An interrupt of the caller stops the run and
+ *            returns at once (CancellationException, interrupt status kept) without waiting for a mapper or a
+ *            stream read that blocks; the last thread to end frees them then.
  * </pre>
+ *
+ * Cross-thread state besides the ledger's: {@link #failure} and {@link #unexpected} are atomic (any thread keeps
+ * one); {@link #chunks} is written by consumer 0 and read by the caller after the team has ended, which orders
+ * the two; {@link OrderedResults} is guarded by its monitor.
  */
 final class ParallelRun<R> {
 
@@ -64,58 +68,37 @@ final class ParallelRun<R> {
     private static final int ISSUER_COPIES = 2;
 
     private final String source;
-    private final PieceSource pieces;
-    private final ReadableByteChannel stream;
-    private final StageBuffers buffers;
+    private final StageLedger ledger;
     private final CopyEngine engine;
     private final int producers;
     private final int consumers;
     /** Shares of a chunk are multiples of this; 0: whole chunks, dealt. */
     private final long shareAlignment;
     private final long chunk;
-    /** The number of batches when the size is known, else -1. */
-    private final long batches;
     private final Function<? super MemorySegment, ? extends R> mapper;
     private final R identity;
     private final OrderedResults<R> results;
-    /** Each stage's record, written by producer 0 before its commit, read by the consumers after their wait. */
-    private final long[] lengths;
-    private final boolean[] ends;
-    private final Throwable[] failures;
     private final AtomicReference<ChunkFailedException> failure = new AtomicReference<>();
     /** A thread's throwable that is no chunk's failure (a bug, or a failure of the pipeline itself). */
     private final AtomicReference<Throwable> unexpected = new AtomicReference<>();
-    private volatile boolean stop;
-    /** Frees the buffers and closes a file opened by path: run by the last of {@link #users} to leave. */
-    private final Runnable free;
-    /** The threads and the caller still using the buffers. */
-    private final AtomicInteger users;
     /** The chunks the source held, counted by consumer 0 (read after the team has ended). */
     private long chunks;
 
-    ParallelRun(String source, PieceSource pieces, ReadableByteChannel stream, StageBuffers buffers, CopyEngine engine,
-                int producers, int consumers, long shareAlignment, long chunk, R identity,
-                Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner, Runnable free) {
+    /** @param ledger the run's ledger, whose one user is the caller until {@link #run} counts the threads */
+    ParallelRun(String source, StageLedger ledger, CopyEngine engine, int producers, int consumers,
+                long shareAlignment, long chunk, R identity, Function<? super MemorySegment, ? extends R> mapper,
+                BinaryOperator<R> combiner) {
         this.source = source;
-        this.free = free;
-        this.users = new AtomicInteger(producers + consumers + 1);
-        this.pieces = pieces;
-        this.stream = stream;
-        this.buffers = buffers;
+        this.ledger = ledger;
         this.engine = engine;
         this.producers = producers;
         this.consumers = consumers;
         this.shareAlignment = shareAlignment;
         this.chunk = chunk;
-        this.batches = pieces instanceof PieceSource.Positional positional
-            ? (positional.size() + chunk - 1) / chunk : -1;
         this.identity = identity;
         this.mapper = mapper;
-        int stages = buffers.count();
-        this.results = new OrderedResults<>(identity, combiner, stages, shareAlignment == 0 ? 1 : consumers, source);
-        this.lengths = new long[stages];
-        this.ends = new boolean[stages];
-        this.failures = new Throwable[stages];
+        this.results = new OrderedResults<>(identity, combiner, ledger.stages(), shareAlignment == 0 ? 1 : consumers,
+            source);
     }
 
     /** Runs the team and returns the combined result, or throws the lowest chunk's failure; frees the buffers. */
@@ -124,13 +107,14 @@ final class ParallelRun<R> {
         PipelineSharedState state;
         try {
             boolean spareCores = Runtime.getRuntime().availableProcessors() > ISSUER_COPIES * (producers + consumers);
-            state = PipelineSharedState.builder(ThreadScope.BLOCK, buffers.count()).copyEngine(engine)
+            state = PipelineSharedState.builder(ThreadScope.BLOCK, ledger.stages()).copyEngine(engine)
                 .copyPolicy(spareCores ? CopyPolicy.AUTO : CopyPolicy.ON_ISSUING_THREAD).build();
             team = ThreadTeam.ofPlatform(producers + consumers);
         } catch (RuntimeException | Error e) {
-            free.run();
+            ledger.leave();
             throw e;
         }
+        ledger.enter(producers + consumers);
         try {
             team.run(NO_LIMIT, group -> {
                 int rank = group.threadRank();
@@ -141,16 +125,16 @@ final class ParallelRun<R> {
                         consume(pipe, rank - producers);
                     }
                 } catch (Throwable t) {
-                    if (!(stop && t instanceof IllegalStateException)) {     // else: a peer gone, after a stop
+                    if (!(ledger.stopped() && t instanceof IllegalStateException)) {    // else: a peer gone, stopped
                         unexpected.compareAndSet(null, t);
-                        stop = true;
+                        ledger.stop();
                     }
                 } finally {
-                    leave();
+                    ledger.leave();
                 }
             });
         } catch (ThreadTeam.TeamFailure e) {
-            stop = true;
+            ledger.stop();
             if (e.getCause() instanceof InterruptedException) {
                 CancellationException cancelled = new CancellationException("the parallel prefetch of " + source
                     + " was interrupted: every thread stops at its next chunk, and the buffers are freed once they "
@@ -160,7 +144,7 @@ final class ParallelRun<R> {
             }
             throw e;
         } finally {
-            leave();
+            ledger.leave();
         }
         ChunkFailedException failed = failure.get();
         Throwable other = unexpected.get();
@@ -188,79 +172,26 @@ final class ParallelRun<R> {
         return results.result();
     }
 
-    /** A thread, or the caller, is done with the buffers; the last frees them. */
-    private void leave() {
-        if (users.decrementAndGet() == 0) {
-            free.run();
-        }
-    }
-
+    /** Producer {@code producer} fills its share of every chunk until the source ends or the run stops. */
     private void produce(Pipeline pipe, int producer) {
-        for (long k = 0; (batches < 0 || k < batches) && !stop; k++) {
-            int stage = (int) (k % lengths.length);
-            MemorySegment buffer = buffers.stage(stage);
+        for (long k = 0; !ledger.stopped(); k++) {
             pipe.producerAcquire();
-            boolean end;
-            if (pieces instanceof PieceSource.Positional positional) {
-                long position = k * chunk;
-                long length = Math.min(chunk, positional.size() - position);
-                long from = shareStart(length, producers, producer, 1);
-                long to = shareStart(length, producers, producer + 1, 1);
-                if (to > from) {
-                    try {
-                        positional.copy(buffer.asSlice(from, to - from), position + from, to - from, pipe);
-                    } catch (RuntimeException | Error e) {
-                        // refused (a source segment freed), or failed inline on this thread (a mapped file truncated
-                        // under it faults: InternalError): the chunk's failure, kept before this producer commits.
-                        // Letting an Error escape would quit the pipeline with the stage acquired, and the peers would
-                        // report that quit, the real cause only suppressed in it.
-                        fail(new ChunkFailedException(k, position, "reading", source, e));
-                    }
-                }
-                end = k == batches - 1;
-                if (producer == 0) {
-                    record(stage, length, end, null);
-                }
-            } else {
-                end = fillInOrder(stage, buffer, pipe);
+            Filled filled = ledger.fill(k, pipe, producer, producers);
+            if (producers > 1 && filled.failure() != null) {
+                // kept before this producer commits and leaves (a failed fill is its last), so that its peers stop
+                // before they find it gone; it never escapes, which would quit the pipeline with the stage acquired
+                fail(new ChunkFailedException(k, k * chunk, "reading", source, filled.failure()));
             }
             pipe.producerCommit();
-            if (end) {
+            if (filled.end()) {
                 return;
             }
         }
     }
 
-    /** The one producer of a source without positions fills stage {@code stage}; whether the source ended. */
-    private boolean fillInOrder(int stage, MemorySegment buffer, Pipeline pipe) {
-        try {
-            if (stream != null) {
-                StreamReads.Filled filled = StreamReads.fill(stream, buffer, () -> stop);
-                record(stage, filled.length(), filled.end(), null);
-                return filled.end();
-            }
-            if (!pieces.more()) {
-                record(stage, 0, true, null);
-                return true;
-            }
-            record(stage, pieces.issue(buffer, pipe), false, null);
-            return false;
-        } catch (IOException | RuntimeException | Error e) {       // the source's own Error is its chunk's failure
-            record(stage, 0, true, e);
-            return true;
-        }
-    }
-
-    private void record(int stage, long length, boolean end, Throwable sourceFailure) {
-        lengths[stage] = length;
-        ends[stage] = end;
-        failures[stage] = sourceFailure;
-    }
-
     private void consume(Pipeline pipe, int consumer) {
         long position = 0;
-        for (long k = 0; (batches < 0 || k < batches) && !stop; k++) {
-            int stage = (int) (k % lengths.length);
+        for (long k = 0; !ledger.stopped(); k++) {
             try {
                 pipe.consumerWait();
             } catch (StageFailedException e) {
@@ -268,21 +199,21 @@ final class ParallelRun<R> {
                 pipe.consumerRelease();
                 break;
             }
-            long length = lengths[stage];
-            boolean end = ends[stage] || k == batches - 1;
-            if (failures[stage] != null) {
-                fail(new ChunkFailedException(k, position, "reading", source, failures[stage]));
+            if (ledger.failure(k) != null) {
+                fail(new ChunkFailedException(k, position, "reading", source, ledger.failure(k)));
                 pipe.consumerRelease();
                 break;
             }
-            if (stop) {                 // a producer's copy was refused (or a peer failed): the stage holds no chunk
+            if (ledger.stopped()) {     // a producer's copy was refused (or a peer failed): the stage holds no chunk
                 pipe.consumerRelease();
                 break;
             }
-            boolean isChunk = length > 0 || !ends[stage];       // an empty end batch is no chunk
+            long length = ledger.length(k);
+            boolean end = ledger.end(k);
+            boolean isChunk = length > 0 || !end;           // an empty last batch is no chunk
             if (isChunk) {
                 try {
-                    compute(buffers.stage(stage), k, position, length, consumer);
+                    compute(ledger.buffer(k), k, position, length, consumer);
                 } catch (ChunkFailedException e) {
                     fail(e);
                     pipe.consumerRelease();
@@ -298,23 +229,8 @@ final class ParallelRun<R> {
                 return;
             }
         }
-        if (stop) {
-            drain(pipe);
-        }
-    }
-
-    /**
-     * After a stop: waits for and releases every batch still committed, so that no copy is in flight once the
-     * thread ends, until no producer is left (the wait's IllegalStateException, which the stopping thread ignores).
-     */
-    private void drain(Pipeline pipe) {
-        while (true) {
-            try {
-                pipe.consumerWait();
-            } catch (StageFailedException ignored) {
-                // a chunk after the stop: its failure is nobody's to see
-            }
-            pipe.consumerRelease();
+        if (ledger.stopped()) {
+            StageLedger.drain(pipe, Long.MAX_VALUE);        // until no producer is left: IllegalStateException
         }
     }
 
@@ -326,8 +242,8 @@ final class ParallelRun<R> {
             }
             return;
         }
-        long from = shareStart(length, consumers, consumer, shareAlignment);
-        long to = shareStart(length, consumers, consumer + 1, shareAlignment);
+        long from = StageLedger.shareStart(length, consumers, consumer, shareAlignment);
+        long to = StageLedger.shareStart(length, consumers, consumer + 1, shareAlignment);
         R r = to > from ? apply(buffer, from, to - from, k, position) : identity;
         results.put(k * consumers + consumer, position, r);
     }
@@ -349,16 +265,6 @@ final class ParallelRun<R> {
     /** Keeps the failure of the lowest chunk, and stops every thread. */
     private void fail(ChunkFailedException e) {
         failure.accumulateAndGet(e, (kept, next) -> kept == null || next.chunk() < kept.chunk() ? next : kept);
-        stop = true;
-    }
-
-    /**
-     * Where share {@code part} of {@code parts} of {@code length} bytes starts: shares are multiples of
-     * {@code alignment} but the last, as equal as that allows; part {@code parts} is the end.
-     */
-    static long shareStart(long length, int parts, int part, long alignment) {
-        long units = (length + alignment - 1) / alignment;
-        long start = units / parts * part + Math.min(part, units % parts);
-        return Math.min(length, start * alignment);
+        ledger.stop();
     }
 }

@@ -1,23 +1,17 @@
 package dev.jpipeline.prefetch;
 
 import dev.jpipeline.copy.CopyEngine;
-import dev.jpipeline.internal.copy.CopyWorkers;
-import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SegmentAllocator;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
-import java.nio.channels.NonReadableChannelException;
 import java.nio.channels.ReadableByteChannel;
 import java.nio.channels.SelectableChannel;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Objects;
+import java.util.function.BiFunction;
 import java.util.function.BinaryOperator;
 import java.util.function.Function;
 
@@ -62,51 +56,29 @@ public final class Prefetch {
      */
     public static final int MAX_STAGES = dev.jpipeline.PipelineSharedState.MAX_STAGES;
 
-    /** Where the bytes come from; opened by {@link #open()}. */
-    private sealed interface Source {
-        String name();
+    /** Opens a description's {@link Source} for one {@link #open()} or {@code reduce}. */
+    @FunctionalInterface
+    private interface Opener {
+        /**
+         * @param copying refuses a closed copy engine; an opener runs it before it makes a source that copies
+         */
+        Source open(Runnable copying) throws IOException;
     }
 
-    private record FileSource(FileChannel channel) implements Source {
-        @Override
-        public String name() {
-            return "a FileChannel";
-        }
-    }
-
-    private record PathSource(Path path) implements Source {
-        @Override
-        public String name() {
-            return "file " + path;
-        }
-    }
-
-    private record SegmentSource(MemorySegment data) implements Source {
-        @Override
-        public String name() {
-            return "a memory segment of " + data.byteSize() + " bytes";
-        }
-    }
-
-    private record IterableSource(Iterable<MemorySegment> segments) implements Source {
-        @Override
-        public String name() {
-            return "an Iterable of segments";
-        }
-    }
-
-    /** @param owned a file channel opened for this prefetch, closed once the reader is done with it, else null */
-    private record StreamSource(ReadableByteChannel channel, String name, Closeable owned) implements Source {
-    }
-
-    private final Source source;
+    /** What the source is, for messages: "a FileChannel", "file /tmp/x". */
+    private final String name;
+    /** Whether the source has positions (a file or memory), so that several producers can split its chunks. */
+    private final boolean positions;
+    private final Opener opener;
     private long chunk = DEFAULT_CHUNK;
     private int stages = DEFAULT_STAGES;
     private CopyEngine engine = CopyEngine.shared();
     private SegmentAllocator buffers;
 
-    private Prefetch(Source source) {
-        this.source = source;
+    private Prefetch(String name, boolean positions, Opener opener) {
+        this.name = name;
+        this.positions = positions;
+        this.opener = opener;
     }
 
     /**
@@ -121,7 +93,8 @@ public final class Prefetch {
      * @return a prefetch of it, with the default options
      */
     public static Prefetch from(FileChannel channel) {
-        return new Prefetch(new FileSource(Objects.requireNonNull(channel, "channel")));
+        Objects.requireNonNull(channel, "channel");
+        return new Prefetch("a FileChannel", true, copying -> Source.ofChannel(channel, copying));
     }
 
     /**
@@ -135,7 +108,8 @@ public final class Prefetch {
      * @return a prefetch of it, with the default options
      */
     public static Prefetch from(Path file) {
-        return new Prefetch(new PathSource(Objects.requireNonNull(file, "file")));
+        Objects.requireNonNull(file, "file");
+        return new Prefetch("file " + file, true, copying -> Source.ofPath(file, copying));
     }
 
     /**
@@ -146,7 +120,11 @@ public final class Prefetch {
      * @return a prefetch of them, with the default options
      */
     public static Prefetch from(MemorySegment data) {
-        return new Prefetch(new SegmentSource(Objects.requireNonNull(data, "data")));
+        Objects.requireNonNull(data, "data");
+        return new Prefetch("a memory segment of " + data.byteSize() + " bytes", true, copying -> {
+            copying.run();
+            return new Source.Memory(data);
+        });
     }
 
     /**
@@ -159,7 +137,11 @@ public final class Prefetch {
      * @return a prefetch of them, with the default options
      */
     public static Prefetch from(Iterable<MemorySegment> segments) {
-        return new Prefetch(new IterableSource(Objects.requireNonNull(segments, "segments")));
+        Objects.requireNonNull(segments, "segments");
+        return new Prefetch("an Iterable of segments", false, copying -> {
+            copying.run();
+            return new Source.Segments(segments.iterator());
+        });
     }
 
     /**
@@ -176,7 +158,7 @@ public final class Prefetch {
             throw new IllegalArgumentException("a prefetched channel must be blocking: " + channel
                 + " is in non-blocking mode (its reads may return no bytes at any time)");
         }
-        return new Prefetch(new StreamSource(channel, "a ReadableByteChannel", null));
+        return new Prefetch("a ReadableByteChannel", false, copying -> new Source.Stream(channel, null));
     }
 
     /**
@@ -186,8 +168,8 @@ public final class Prefetch {
      * @return a prefetch of it, with the default options
      */
     public static Prefetch from(InputStream in) {
-        return new Prefetch(new StreamSource(StreamReads.channel(Objects.requireNonNull(in, "in")),
-            "an InputStream", null));
+        ReadableByteChannel channel = StreamReads.channel(Objects.requireNonNull(in, "in"));
+        return new Prefetch("an InputStream", false, copying -> new Source.Stream(channel, null));
     }
 
     /**
@@ -263,51 +245,48 @@ public final class Prefetch {
      * @throws IllegalArgumentException when a {@code FileChannel} with bytes to read was not opened for reading
      */
     public Chunks open() {
-        Route route = route();
-        if (route.stream() instanceof StreamSource(ReadableByteChannel channel, String name, Closeable owned)) {
-            StageBuffers stageBuffers = null;
-            try {
-                stageBuffers = new StageBuffers(stages, chunk, buffers);
-                return new Chunks(new ReaderFeed(channel, stageBuffers, name, owned), name, -1, chunk);
-            } catch (RuntimeException | Error e) {
-                if (stageBuffers != null) {
-                    stageBuffers.free();
-                }
-                closeOwned(owned, e);
-                throw e;
-            }
+        return start((source, ledger) -> {
+            ChunkFeed feed = source.blocks() ? new ReaderFeed(ledger, name) : new AheadFeed(ledger, engine);
+            return new Chunks(feed, name, source.size(), chunk);
+        });
+    }
+
+    /**
+     * Opens the source, takes its stage buffers and hands both, in their ledger, to {@code start}; when opening or
+     * {@code start} fails, frees the buffers and closes the source (both idempotent: a feed that failed may have
+     * done so already) and rethrows.
+     */
+    private <T> T start(BiFunction<Source, StageLedger, T> start) {
+        Source source;
+        try {
+            source = opener.open(this::checkEngine);
+        } catch (IOException e) {
+            throw new UncheckedIOException("opening " + name + " for prefetching failed: " + e, e);
         }
-        PieceSource pieces = openPieces(route.opened());
         StageBuffers stageBuffers = null;
         try {
-            stageBuffers = stageBuffersFor(pieces);
-            long size = pieces instanceof PieceSource.Positional positional ? positional.size() : -1;
-            return new Chunks(new AheadFeed(pieces, stageBuffers, engine), source.name(), size, chunk);
+            stageBuffers = stageBuffersFor(source);
+            return start.apply(source, new StageLedger(source, stageBuffers, chunk));
         } catch (RuntimeException | Error e) {
-            try {
-                pieces.close();                 // a file opened by path is closed on every failure (idempotent)
-            } catch (RuntimeException closing) {
-                e.addSuppressed(closing);
-            }
             if (stageBuffers != null) {
                 stageBuffers.free();
             }
+            source.close(e);
             throw e;
         }
     }
 
     /**
-     * The stage buffers for a source with pieces: no more and no larger than a source of known size needs, so that
-     * a small file with large chunks does not allocate {@code stages} chunks (10 bytes with 1 GiB chunks: one
-     * buffer of 10 bytes).
+     * The stage buffers for a source: no more and no larger than a source of known size needs, so that a small file
+     * with large chunks does not allocate {@code stages} chunks (10 bytes with 1 GiB chunks: one buffer of 10 bytes).
      */
-    private StageBuffers stageBuffersFor(PieceSource pieces) {
-        if (pieces instanceof PieceSource.Positional positional) {
-            long size = positional.size();
-            long batches = Math.max(1, size / chunk + (size % chunk == 0 ? 0 : 1));
-            return new StageBuffers((int) Math.min(stages, batches), Math.max(1, Math.min(chunk, size)), buffers);
+    private StageBuffers stageBuffersFor(Source source) {
+        long size = source.size();
+        if (size < 0) {
+            return new StageBuffers(stages, chunk, buffers);
         }
-        return new StageBuffers(stages, chunk, buffers);
+        long batches = Math.max(1, size / chunk + (size % chunk == 0 ? 0 : 1));
+        return new StageBuffers((int) Math.min(stages, batches), Math.max(1, Math.min(chunk, size)), buffers);
     }
 
     /**
@@ -325,158 +304,21 @@ public final class Prefetch {
         return new ParallelPrefetch(this, producers, consumers);
     }
 
-    /** A source with pieces copies on the copy engine: a closed one is refused before anything is opened. */
+    /** A source that copies needs the copy engine: a closed one is refused before the source is made. */
     private void checkEngine() {
         if (engine.isClosed()) {
-            throw new IllegalStateException("the copy engine of a prefetch of " + source.name()
+            throw new IllegalStateException("the copy engine of a prefetch of " + name
                 + " is closed: give an open one to copyEngine(), or leave the default");
-        }
-    }
-
-    /**
-     * Opens a source other than a stream: its pieces, which {@link PieceSource#close} closes. A source with pieces
-     * copies on the copy engine: a closed one is refused, and {@code opened} (the file of a path, opened by
-     * {@link #route}) closed.
-     */
-    private PieceSource openPieces(FileChannel opened) {
-        try {
-            checkEngine();
-        } catch (RuntimeException e) {
-            closeOwned(opened, e);
-            throw e;
-        }
-        try {
-            return switch (source) {
-                case FileSource(FileChannel channel) -> {
-                    long from = channel.position();
-                    yield new PieceSource.FilePieces(channel, from, Math.max(from, channel.size()), false);
-                }
-                case PathSource(Path path) -> {
-                    FileChannel channel = Objects.requireNonNull(opened, "a file given by path is opened by route()");
-                    CopyWorkers.waitersMayRead(channel);    // ours: the iterating thread may read it (issue 25)
-                    try {
-                        yield new PieceSource.FilePieces(channel, path, 0, channel.size(), true);
-                    } catch (IOException e) {
-                        channel.close();
-                        throw e;
-                    }
-                }
-                case SegmentSource(MemorySegment data) -> new PieceSource.SegmentPieces(data);
-                case IterableSource(Iterable<MemorySegment> segments) ->
-                    new PieceSource.IterablePieces(segments.iterator());
-                case StreamSource stream -> throw new IllegalStateException("a stream has no pieces: " + stream);
-            };
-        } catch (IOException e) {
-            throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
-        }
-    }
-
-    /**
-     * How {@link #open()} reads the source: in order to its end ({@code stream}), or by pieces ({@code stream} null;
-     * {@code opened} is then the file of a path, opened by {@link #route}, else null).
-     */
-    private record Route(StreamSource stream, FileChannel opened) {
-    }
-
-    /**
-     * The source as a stream when it must be read in order: a stream, or a file whose size does not say how many
-     * bytes it holds, opened here when given by path. A file whose size is 0 (or no more than its position) is
-     * sized only at its end ({@code /proc}, a FIFO, a device; or it is empty); a file that ends before the byte
-     * its size names last holds fewer bytes than it states ({@code /sys} attributes state 4096 and hold a few):
-     * {@link #sizeHolds} reads that byte. A directory given by path is refused.
-     *
-     * @throws UncheckedIOException when the file cannot be opened or sized, or is a directory
-     */
-    private Route route() {
-        try {
-            return switch (source) {
-                case StreamSource stream -> new Route(stream, null);
-                case FileSource(FileChannel channel) -> {
-                    long from = channel.position();
-                    long size = channel.size();
-                    boolean holds;
-                    try {
-                        holds = size > from && sizeHolds(channel, size);    // a read: checks readability first
-                    } catch (NonReadableChannelException e) {
-                        throw new IllegalArgumentException("a prefetched FileChannel must be open for reading: "
-                            + channel + " was opened without READ", e);
-                    }
-                    yield holds ? new Route(null, null) : new Route(new StreamSource(channel, source.name(), null),
-                        null);
-                }
-                case PathSource(Path path) -> {
-                    BasicFileAttributes file = Files.readAttributes(path, BasicFileAttributes.class);
-                    if (file.isDirectory()) {
-                        throw new IOException(path + " is a directory");
-                    }
-                    FileChannel channel = FileChannel.open(path, StandardOpenOption.READ);
-                    try {
-                        if (file.isRegularFile() && sizeHolds(channel, channel.size())) {
-                            yield new Route(null, channel);
-                        }
-                    } catch (IOException | RuntimeException | Error e) {
-                        closeOwned(channel, e);
-                        throw e;
-                    }
-                    yield new Route(new StreamSource(channel, source.name(), channel), null);
-                }
-                case SegmentSource segment -> new Route(null, null);
-                case IterableSource iterable -> new Route(null, null);
-            };
-        } catch (IOException e) {
-            throw new UncheckedIOException("opening " + source.name() + " for prefetching failed: " + e, e);
-        }
-    }
-
-    /**
-     * Whether a file of {@code size} bytes by its own account holds them: its byte {@code size - 1} can be read
-     * (one positional read of a byte, which leaves the channel's position as it was). A file that ends before it
-     * (a {@code /sys} attribute, which states 4096 bytes and holds a few; a file truncated since it was sized) is
-     * read in order to its real end instead, as a stream is, as {@code cat} reads it: positional reads of the size
-     * it states would fail at its first chunk. A file that shrinks after this look fails at the chunk it no longer
-     * holds.
-     *
-     * <p>Only the file's end says no: a read that fails or returns no byte leaves the size as stated, and the
-     * chunk that reads that byte fails (or succeeds) as it would have.
-     *
-     * @return false when {@code size} is 0 (sized only at its end) or the byte is past the file's end
-     * @throws NonReadableChannelException when the channel was not opened for reading
-     */
-    static boolean sizeHolds(FileChannel channel, long size) {
-        if (size <= 0) {
-            return false;
-        }
-        try {
-            return channel.read(ByteBuffer.allocate(1), size - 1) >= 0;
-        } catch (IOException e) {
-            return true;                // not this look's to report: the read of that chunk fails, at its chunk
-        }
-    }
-
-    /**
-     * Closes a file opened for a stream read (null: none): once its reader is done, or when the set-up failed, then
-     * keeping {@code failure} first (a failure to close is added to it; without one it is dropped, since a file only
-     * read from loses nothing when its close fails).
-     */
-    static void closeOwned(Closeable owned, Throwable failure) {
-        if (owned != null) {
-            try {
-                owned.close();
-            } catch (IOException | RuntimeException closing) {
-                if (failure != null) {
-                    failure.addSuppressed(closing);
-                }
-            }
         }
     }
 
     /** Whether several producers can split the source's chunks (it has positions). */
     boolean hasPositions() {
-        return source instanceof FileSource || source instanceof PathSource || source instanceof SegmentSource;
+        return positions;
     }
 
     String sourceName() {
-        return source.name();
+        return name;
     }
 
     long chunkBytes() {
@@ -486,47 +328,16 @@ public final class Prefetch {
     /** {@link ParallelPrefetch#reduce}: opens the source and the buffers, runs; the run frees both. */
     <R> R runParallel(int producers, int consumers, long shareAlignment, R identity,
                       Function<? super MemorySegment, ? extends R> mapper, BinaryOperator<R> combiner) {
-        Route route = route();
-        StreamSource asStream = route.stream();
-        PieceSource pieces = asStream == null ? openPieces(route.opened()) : null;
-        ReadableByteChannel stream = asStream == null ? null : asStream.channel();
-        Closeable owned = asStream == null ? null : asStream.owned();
-        StageBuffers stageBuffers;
-        try {
-            stageBuffers = pieces != null ? stageBuffersFor(pieces) : new StageBuffers(stages, chunk, buffers);
-        } catch (RuntimeException | Error e) {
-            if (pieces != null) {
-                pieces.close();
-            }
-            closeOwned(owned, e);
-            throw e;
-        }
-        // Called once nothing can write into the buffers or read the file any more (ParallelRun says when).
-        Runnable free = () -> {
-            try {
-                stageBuffers.free();
-            } finally {
-                if (pieces != null) {
-                    pieces.close();
-                }
-                closeOwned(owned, null);
-            }
-        };
-        ParallelRun<R> run;
-        try {
-            // a file read as a stream (sized only at its end) is read in order, by one producer
-            int readers = stream == null ? producers : 1;
-            run = new ParallelRun<>(source.name(), pieces, stream, stageBuffers, engine, readers, consumers,
-                shareAlignment, chunk, identity, mapper, combiner, free);
-        } catch (RuntimeException | Error e) {
-            free.run();
-            throw e;
-        }
-        return run.run();
+        return start((source, ledger) -> {
+            // a source of unknown size (a stream, a file sized only at its end, an Iterable) is read in order, by one
+            int readers = source.size() < 0 ? 1 : producers;
+            return new ParallelRun<>(name, ledger, engine, readers, consumers, shareAlignment, chunk, identity, mapper,
+                combiner);
+        }).run();
     }
 
     @Override
     public String toString() {
-        return "Prefetch[" + source.name() + ", chunks of " + chunk + " bytes, " + stages + " stages]";
+        return "Prefetch[" + name + ", chunks of " + chunk + " bytes, " + stages + " stages]";
     }
 }

@@ -1,5 +1,6 @@
 package dev.jpipeline.prefetch;
 
+import dev.jpipeline.prefetch.Source.Filled;
 import java.io.IOException;
 import java.io.InputStream;
 import java.lang.foreign.MemorySegment;
@@ -15,10 +16,6 @@ final class StreamReads {
 
     /** A source that returns no bytes this many times in a row fails (it is non-blocking, or broken). */
     private static final int MAX_EMPTY_READS = 1000;
-
-    /** What a fill read: {@code length} bytes, and whether the source ended. */
-    record Filled(long length, boolean end) {
-    }
 
     private StreamReads() {
     }
@@ -82,7 +79,7 @@ final class StreamReads {
             int n = source.read(into);
             int progress = into.position() - before;
             if (n == -1 && progress == 0) {
-                return new Filled(into.position(), true);
+                return new Filled(into.position(), true, null);
             }
             if (n != progress) {
                 throw new IOException("the channel's read returned " + n + " but the buffer's position advanced by "
@@ -95,6 +92,6 @@ final class StreamReads {
                     + " times in a row (a non-blocking channel cannot be prefetched)");
             }
         }
-        return new Filled(into.position(), false);
+        return new Filled(into.position(), false, null);
     }
 }
