@@ -9,13 +9,13 @@ import java.util.function.IntFunction;
  * at index {@code failAt}, runs {@code failure}, which throws (a RuntimeException or an Error): a source that breaks
  * mid-iteration, for the prefetch tests.
  */
-final class FailingSegments implements Iterable<MemorySegment> {
+public final class FailingSegments implements Iterable<MemorySegment> {
 
     private final int failAt;
     private final IntFunction<MemorySegment> segment;
     private final Runnable failure;
 
-    FailingSegments(int failAt, IntFunction<MemorySegment> segment, Runnable failure) {
+    public FailingSegments(int failAt, IntFunction<MemorySegment> segment, Runnable failure) {
         this.failAt = failAt;
         this.segment = segment;
         this.failure = failure;

@@ -12,7 +12,7 @@ import java.nio.channels.WritableByteChannel;
  * Test support: a read-only "file" that only answers positional reads, the one kind of read the copy engine
  * makes; every other operation is unsupported. Subclasses say what a read returns and how long the file is.
  */
-abstract class PositionalReadChannel extends FileChannel {
+public abstract class PositionalReadChannel extends FileChannel {
 
     @Override
     public abstract int read(ByteBuffer dst, long position) throws IOException;
