@@ -14,6 +14,9 @@ import java.nio.channels.WritableByteChannel;
  */
 public abstract class PositionalReadChannel extends FileChannel {
 
+    protected PositionalReadChannel() {
+    }
+
     @Override
     public abstract int read(ByteBuffer dst, long position) throws IOException;
 

@@ -38,6 +38,11 @@ import java.util.stream.StreamSupport;
  * never closed (its thread ended without {@code close()}) keeps its off-heap buffers and a file opened by path:
  * nothing closes it from another thread, so use try-with-resources. After a stream source's early close, its reader
  * thread (a daemon) stays in a read that does not return until the stream answers or is closed by its owner.
+ *
+ * <p>Implementation: a state machine (open, ended, failed, closed) over a {@link ChunkFeed}, confined to the
+ * thread that opened it (every entry checks it), so no field here is shared; the feed advances once per chunk,
+ * whether {@code hasNext()} or {@code next()} asks first, and the view of the chunk handed out is a confined arena
+ * closed at the next step.
  */
 public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
 

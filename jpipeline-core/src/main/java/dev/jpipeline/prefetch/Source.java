@@ -38,9 +38,12 @@ import java.util.function.BooleanSupplier;
  * on the issuing thread where the copy policy says so), so the iterating thread issues them ahead of itself; a
  * stream's reads may block for as long as the source likes ({@link #blocks()}), so a thread of their own performs
  * them. {@link #fill} is the one place that tells the kinds apart when reading: an exhaustive switch, so that a new
- * kind is a compile error until it says how its chunks are read. Filling chunk k needs chunks 0 to k - 1 filled
- * first, by the same thread, for every kind but a positional one; the feeds fill in order, one thread per kind
- * that is not positional. Not thread-safe otherwise.
+ * kind is a compile error until it says how its chunks are read.
+ *
+ * <p>Threads: Segments and a Stream are read in order, chunk after chunk, by one thread (the iterating thread, the
+ * reader, or the one producer of a run), so their position is plain state. A positional source is only read from:
+ * producers copy their shares of a chunk from it at once; its only write, FileRange's channel replaced by
+ * {@link #readAgain}, happens for the thread-scope feed alone, whose one thread joins the thread that wrote it.
  */
 sealed interface Source permits Source.Positional, Source.Segments, Source.Stream {
 

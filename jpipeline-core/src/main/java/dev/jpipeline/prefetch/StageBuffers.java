@@ -8,6 +8,11 @@ import java.lang.foreign.SegmentAllocator;
  * opens, from the user's allocator or from the {@link StageBufferPool} (shared memory: copy workers and a reader
  * thread write into them), to which {@link #free} gives them back for the next iteration. The user's allocator
  * keeps its memory: freeing it is the user's, after {@link Chunks#close}.
+ *
+ * <p>Made by the thread that opens the iteration; the stages are written by copy workers, a reader thread or
+ * producers, whose writes the pipeline orders before a consumer's wait returns. {@link #free} runs once, on the
+ * last user to leave the {@link StageLedger}, whose atomic count-down orders every other user's last access
+ * before it (and it is idempotent, for a failed open that frees what a feed may have freed).
  */
 final class StageBuffers {
 
