@@ -33,19 +33,19 @@ import java.util.function.Function;
  * Consumers  every consumer waits for and releases every batch (a partitioned pipeline's consumers see every
  *            batch); whole chunks are dealt round-robin (consumer k mod C computes chunk k), or each consumer
  *            computes its share of every chunk. Each result goes to OrderedResults before the release.
- * Stopping   a failure (a copy's, the source's, the mapper's, the combiner's) is kept, the lowest chunk winning,
- *            and stops the ledger. A fill's failure (a read, a copy refused, or performed inline and faulting: a
- *            mapped file truncated under it) is in the record, reported by the consumers at its chunk; with several
- *            producers, the one whose share failed keeps it at once too, before it commits and leaves, so that its
- *            peers stop rather than find it gone. It is never an escape that would quit the pipeline with the stage
- *            acquired (the peers would report that quit). A failure's message never calls a user's toString unguarded (ChunkFailedException.describe),
- *            so that a broken exception cannot replace the failure and lose its chunk. Once stopped, producers
- *            leave at their next batch and quit; consumers drain (StageLedger.drain): they wait for and release
- *            every batch still committed (its copies land, as a wait needs them: copies can outlive their
- *            producer's quit) until no producer is left. A peer's wait that then can never complete (no producer
- *            or consumer left) throws IllegalStateException, which a stopping thread ignores; any other throwable
- *            of a thread is kept and stops the run too (no thread fails the team early). The caller gets the
- *            failure once every thread has ended.
+ * Stopping   a failure (a copy's, the source's, the mapper's, the combiner's) is kept, the lowest chunk winning, and
+ *            stops the ledger. A fill's failure (a read, a copy refused, or performed inline and faulting: a mapped
+ *            file truncated under it) is in the record, reported by the consumers at its chunk; with several producers,
+ *            the one whose share failed keeps it at once too, before it commits and leaves, so that its peers stop
+ *            rather than find it gone. It is never an escape that would quit the pipeline with the stage acquired (the
+ *            peers would report that quit). A failure's message never calls a user's toString unguarded
+ *            (ChunkFailedException.describe), so that a broken exception cannot replace the failure and lose its chunk.
+ *            Once stopped, producers leave at their next batch and quit; consumers drain (StageLedger.drain): they wait
+ *            for and release every batch still committed (its copies land, as a wait needs them: copies can outlive
+ *            their producer's quit) until no producer is left. A peer's wait that then can never complete (no producer
+ *            or consumer left) throws IllegalStateException, which a stopping thread ignores; any other throwable of a
+ *            thread is kept and stops the run too (no thread fails the team early). The caller gets the failure once
+ *            every thread has ended.
  * Freeing    the buffers (and a file opened by path) are freed by the last of the threads and the caller to leave
  *            the ledger: normally the caller, after the team ended. An interrupt of the caller stops the run and
  *            returns at once (CancellationException, interrupt status kept) without waiting for a mapper or a
@@ -78,10 +78,11 @@ final class ParallelRun<R> {
     private final Function<? super MemorySegment, ? extends R> mapper;
     private final R identity;
     private final OrderedResults<R> results;
+    /** The lowest chunk's failure: atomic, since any thread may keep one while others read or replace it. */
     private final AtomicReference<ChunkFailedException> failure = new AtomicReference<>();
-    /** A thread's throwable that is no chunk's failure (a bug, or a failure of the pipeline itself). */
+    /** A thread's throwable that is no chunk's failure (a bug, or a failure of the pipeline itself); the first wins. */
     private final AtomicReference<Throwable> unexpected = new AtomicReference<>();
-    /** The chunks the source held, counted by consumer 0 (read after the team has ended). */
+    /** The chunks the source held, counted by consumer 0; plain: the caller reads it after the team has ended. */
     private long chunks;
 
     /** @param ledger the run's ledger, whose one user is the caller until {@link #run} counts the threads */
