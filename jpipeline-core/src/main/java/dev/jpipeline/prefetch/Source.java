@@ -103,8 +103,9 @@ sealed interface Source permits Source.Positional, Source.Segments, Source.Strea
                     long length = Math.min(chunk, positional.size() - position);
                     long from = StageLedger.shareStart(length, parts, part, 1);
                     long to = StageLedger.shareStart(length, parts, part + 1, 1);
-                    if (to > from) {
-                        positional.copy(stage.asSlice(from, to - from), position + from, to - from, pipe);
+                    if (to > from) {            // a copy writes from the start of its destination
+                        MemorySegment share = from == 0 ? stage : stage.asSlice(from, to - from);
+                        positional.copy(share, position + from, to - from, pipe);
                     }
                     yield new Filled(length, position + length >= positional.size(), null);
                 }
