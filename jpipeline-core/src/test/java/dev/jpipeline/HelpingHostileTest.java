@@ -43,7 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and workers sharing recycled submissions, the busy machine's reads on the issuing thread. Threads are ordered by
  * observation (latches, thread states), never by sleeping; every wait is bounded. An interrupt of the iterating
  * thread of a prefetch of a path, inside a read that thread performs, closes the file: the chunk is read again from
- * the reopened file (PieceSource.FilePieces#reread).
+ * the reopened file (Source.FileRange#readAgain).
  */
 @Timeout(120)
 class HelpingHostileTest {
