@@ -5,6 +5,7 @@ import dev.jpipeline.internal.RegionGroup;
 import dev.jpipeline.internal.RegionLayout;
 import dev.jpipeline.internal.RegionLocals;
 import dev.jpipeline.internal.RegionMembers;
+import dev.jpipeline.internal.wait.Deadlines;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
@@ -23,6 +24,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A memory-mapped file that several JVM processes share: the home of {@link ThreadScope#SYSTEM} state and of the
@@ -62,6 +64,13 @@ public final class SharedRegion implements AutoCloseable {
     private final Object identity;
     /** Ranks this handle joined: left on close. Guarded by this. */
     private final List<Integer> joined = new ArrayList<>();
+    /** Syncs under way in groups joined over this mapping: close waits for them before it unmaps. */
+    private final AtomicInteger syncing = new AtomicInteger();
+    /** Whether a close has counted this mapping out of RegionLocals (a close that failed after it is retried). */
+    private boolean countedOut;
+
+    /** How long close waits for syncs of groups joined over this mapping to end once it left their ranks. */
+    private static final long SYNC_WAIT_NANOS = 1_000_000_000L;
 
     private SharedRegion(Path file, Arena arena, MemorySegment region) {
         this.file = file;
@@ -269,7 +278,7 @@ public final class SharedRegion implements AutoCloseable {
         try {
             long epoch = RegionMembers.join(region, "region " + file, groupSize, rank);
             joined.add(rank);
-            return new RegionGroup(region, "region " + file, groupSize, rank, epoch);
+            return new RegionGroup(region, "region " + file, groupSize, rank, epoch, syncing);
         } catch (InternalError fault) {
             throw RegionFaults.lost(fault, "join of region " + file, file, region.byteSize());
         }
@@ -316,13 +325,17 @@ public final class SharedRegion implements AutoCloseable {
      * not quit, as {@code quit()} would: their peers go on, or are told that this rank's region was closed without
      * quit. Then waits up to a second for {@code memcpyAsync} copies that pipelines made over this mapping handed
      * to copy workers and that have not landed yet (a copy outlives its producer's quit, and lands in this memory),
-     * leaves every rank this handle joined, and unmaps the region.
+     * leaves every rank this handle joined, waits up to a second for other threads of this process that are in a
+     * {@code sync()} of those groups (having lost their rank, they fail with an {@link IllegalStateException}
+     * within about 100 ms), and unmaps the region.
      *
      * @throws IllegalStateException naming them, when other live threads hold pipelines made over this mapping
      *                               that they have not quit (nothing is closed then: they must quit first); or when
      *                               copies are still in flight after the second (nothing is unmapped then: close
-     *                               again once they have landed); or when the region's file was truncated by
-     *                               another process while mapped here (the region is unmapped all the same)
+     *                               again once they have landed); or when syncs are still under way after their
+     *                               second (the ranks are left, nothing is unmapped: close again once they have
+     *                               returned); or when the region's file was truncated by another process while
+     *                               mapped here (the region is unmapped all the same)
      */
     @Override
     public synchronized void close() {
@@ -330,7 +343,10 @@ public final class SharedRegion implements AutoCloseable {
             return;
         }
         try {
-            RegionLocals.unmapped(identity, arena.scope());
+            if (!countedOut) {
+                RegionLocals.unmapped(identity, arena.scope());
+                countedOut = true;
+            }
             for (int rank : joined) {
                 RegionMembers.leave(region, rank);
             }
@@ -340,6 +356,15 @@ public final class SharedRegion implements AutoCloseable {
             throw RegionFaults.lost(fault, "close of region " + file, file, region.byteSize());
         }
         joined.clear();
+        // a thread of this process in a sync of a group joined here sleeps in a futex call that holds the mapping,
+        // and reads it between sleeps: its ranks are left, so its sync fails at its next look (within 100 ms)
+        String inSync = Deadlines.pollUntilNone(SYNC_WAIT_NANOS, () -> syncing.get() == 0 ? null
+            : Integer.toString(syncing.get()));
+        if (inSync != null) {
+            throw new IllegalStateException("cannot unmap region " + file + " while " + inSync + " threads of this "
+                + "process wait in a sync of a group joined over it (its ranks are left): close again once they "
+                + "have returned");
+        }
         arena.close();
     }
 

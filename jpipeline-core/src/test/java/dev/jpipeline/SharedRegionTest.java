@@ -411,6 +411,53 @@ class SharedRegionTest {
         }
     }
 
+    /**
+     * Issue 28, finding 1: closing a region while another thread of this process slept in a group's sync on it
+     * failed with the arena's "Session is acquired by 1 clients" (the sleeper's futex call holds the mapping),
+     * after the close had already counted the mapping out and left its ranks; every later close then threw a
+     * NullPointerException, and the region could never be unmapped. Close leaves the ranks, which ends the sync
+     * (the group is broken) within its 100 ms check, and unmaps once the sleeper is out of the kernel.
+     */
+    @Test
+    void closingWhileAnotherThreadSleepsInASyncEndsTheSyncAndUnmaps() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
+            Group rank0 = region.join(2, 0);
+            region.join(2, 1);                      // rank 1 joined, never syncs
+            Bounded.Run syncer = Bounded.start("syncer", () -> Outcomes.of(rank0::sync));
+            Teams.awaitTrue("the syncer asleep in futex", () -> ThreadStates.frames(syncer.thread(), 1)
+                .startsWith("Futex.wait"));
+            String closed = Outcomes.of(region::close);
+            String synced = syncer.result(Duration.ofSeconds(5));
+            String again = Outcomes.of(region::close);
+            assertEquals(List.of("returned", "returned", "unmapped"), List.of(closed, again,
+                region.data().scope().isAlive() ? "mapped" : "unmapped"), "close, again; the syncer: " + synced);
+            assertTrue(synced.startsWith("IllegalStateException") && synced.contains("has broken"), synced);
+        });
+    }
+
+    /**
+     * Issue 28, finding 1, a group whose other rank has not come: closing the region left the syncer's rank, and
+     * its sync then waited forever for a group it was no longer in (its look for dead members found nobody dead
+     * and the group unbroken); the sync now fails naming the rank that left, and the close unmaps.
+     */
+    @Test
+    void closingWhileAnotherThreadSleepsInASyncForARankNotYetComeEndsTheSync() {
+        assertTimeoutPreemptively(Duration.ofSeconds(30), () -> {
+            SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 16, SharedRegion.Sharing.OWNER);
+            Group rank0 = region.join(2, 0);        // rank 1 never comes
+            Bounded.Run syncer = Bounded.start("syncer", () -> Outcomes.of(rank0::sync));
+            Teams.awaitTrue("the syncer asleep in futex", () -> ThreadStates.frames(syncer.thread(), 1)
+                .startsWith("Futex.wait"));
+            String closed = Outcomes.of(region::close);
+            String synced = syncer.result(Duration.ofSeconds(5));
+            assertEquals(List.of("returned", "unmapped"), List.of(closed,
+                region.data().scope().isAlive() ? "mapped" : "unmapped"), "the syncer: " + synced);
+            assertTrue(synced.startsWith("IllegalStateException") && synced.contains("rank 0")
+                && synced.contains("left"), synced);
+        });
+    }
+
     @Test
     void stateWordsOverwrittenWhileAGroupRunsFailItsMembersCleanly() throws Exception {
         Path file = dir.resolve("corrupt");

@@ -5,6 +5,7 @@ import dev.jpipeline.internal.process.ProcessIdentity;
 import dev.jpipeline.internal.process.ProcessWaiting;
 import dev.jpipeline.internal.wait.Deadlines;
 import java.lang.foreign.MemorySegment;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A group whose members are (process, thread) pairs joined by rank through a shared region: {@code size()} and
@@ -21,7 +22,10 @@ import java.lang.foreign.MemorySegment;
  * makes the sync impossible, so it marks the group broken (bumps the epoch, clears the arrivals) and throws an
  * IllegalStateException naming the rank and the pid; every other member's next look, or next sync, fails too. A
  * member that leaves while others live breaks the group itself (RegionMembers.leave), naming its rank; a free
- * slot is a member that has not joined yet, which the sync waits for.
+ * slot is a member that has not joined yet, which the sync waits for; this member's own slot found free (or
+ * another's) means that it left (its region was closed by another thread), and the sync fails naming it.
+ * Syncs under way are counted per mapping (syncing), so that closing the mapping waits for them to end
+ * instead of unmapping memory that a sleeper's futex call holds or that its next look would read.
  * </pre>
  */
 public final class RegionGroup implements Group {
@@ -35,14 +39,20 @@ public final class RegionGroup implements Group {
     private final int rank;
     /** The group's epoch this member joined: a sync of a later epoch (the group broke) fails. */
     private final long epoch;
+    /** The syncs under way in this process on the mapping {@link #region} is of (SharedRegion.close waits). */
+    private final AtomicInteger syncing;
 
-    /** @param what how to name the region in messages; {@code epoch} the epoch joined */
-    public RegionGroup(MemorySegment region, String what, int size, int rank, long epoch) {
+    /**
+     * @param what    how to name the region in messages; {@code epoch} the epoch joined
+     * @param syncing the count of syncs under way on the mapping, shared by its groups
+     */
+    public RegionGroup(MemorySegment region, String what, int size, int rank, long epoch, AtomicInteger syncing) {
         this.region = region;
         this.what = what;
         this.size = size;
         this.rank = rank;
         this.epoch = epoch;
+        this.syncing = syncing;
     }
 
     @Override
@@ -63,10 +73,13 @@ public final class RegionGroup implements Group {
      */
     @Override
     public void sync() {
+        syncing.incrementAndGet();
         try {
             syncOnce();
         } catch (InternalError fault) {
             throw RegionFaults.lost(fault, "sync of rank " + rank + " of " + what, null, region.byteSize());
+        } finally {
+            syncing.decrementAndGet();
         }
     }
 
@@ -113,6 +126,10 @@ public final class RegionGroup implements Group {
         if (RegionLayout.groupSize(region) != size) {
             throw new IllegalStateException(what + ": the group changed under rank " + rank + " (size "
                 + RegionLayout.groupSize(region) + ", joined as " + size + ")");
+        }
+        if (!ProcessIdentity.CURRENT.equals(RegionLayout.member(region, rank))) {
+            throw new IllegalStateException(what + ": rank " + rank + " left the group while it waited in a sync (its "
+                + "region was closed), so the sync can never complete");
         }
         for (int r = 0; r < size; r++) {
             ProcessIdentity member = RegionLayout.member(region, r);
