@@ -164,4 +164,62 @@ class RegionTruncationTest {
                 closeOfATruncatedRegion.getMessage());
         }
     }
+
+    /**
+     * Issue 28, finding 2: an uninterruptible wait that a fault ended (its region's file truncated while it slept)
+     * lost the interrupt it had remembered: the wait's end uncounts it on the wake word, which faulted too, and
+     * that fault skipped the re-assertion of the interrupt. The waiter now keeps its interrupt status whatever the
+     * end of its wait throws.
+     */
+    @Test
+    void anUninterruptibleWaitEndedByATruncationKeepsItsInterrupt() throws Exception {
+        Path file = dir.resolve("region");
+        SharedRegion region = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER);
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build();
+        Group producerRank = region.join(2, 0);
+        Group consumerRank = region.join(2, 1);
+        java.util.concurrent.CountDownLatch made = new java.util.concurrent.CountDownLatch(2);
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        Thread producer = Thread.ofPlatform().daemon().start(() -> {
+            Pipeline pipe = Pipeline.make(producerRank, state, dev.jpipeline.PipelineRole.PRODUCER);
+            made.countDown();
+            try {
+                done.await();           // alive, never committing: the consumer waits until the truncation
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        java.util.concurrent.CompletableFuture<String> consumer = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().daemon().start(() -> {
+            Pipeline pipe = Pipeline.make(consumerRank, state, dev.jpipeline.PipelineRole.CONSUMER);
+            made.countDown();
+            Thread.currentThread().interrupt();         // an uninterruptible wait remembers it
+            try {
+                pipe.consumerWait();
+                consumer.complete("returned");
+            } catch (IllegalStateException e) {
+                consumer.complete((e.getMessage().contains("its file was truncated") ? "truncation" : e.toString())
+                    + ", interrupted " + Thread.currentThread().isInterrupted());
+            } catch (Throwable t) {
+                consumer.complete(t.toString());
+            }
+        });
+        assertTrue(made.await(10, TimeUnit.SECONDS));
+        long cell = RegionProbe.producedWordAt(region.data(), 0, 0);
+        long giveUp = System.nanoTime() + 10_000_000_000L;
+        while (RegionProbe.sleepersOn(region.data(), cell) == 0) {     // the consumer counted, asleep in futex
+            assertTrue(System.nanoTime() < giveUp, "the consumer never slept on its stage word");
+            Thread.yield();
+        }
+        truncate(file, 4096);                           // the header stays; the pipeline's state is gone
+        assertEquals("truncation, interrupted true", consumer.get(10, TimeUnit.SECONDS));
+        done.countDown();
+        producer.join(10_000);
+        try {
+            region.close();
+        } catch (IllegalStateException closeOfATruncatedRegion) {
+            assertTrue(closeOfATruncatedRegion.getMessage().startsWith("close of region"),
+                closeOfATruncatedRegion.getMessage());
+        }
+    }
 }

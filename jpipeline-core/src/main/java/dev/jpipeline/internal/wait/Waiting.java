@@ -219,20 +219,42 @@ public final class Waiting {
                 }
             }
         } finally {
-            if (parked) {
+            end(waitable, node, parked ? listener : null, stalled ? watch : null, interrupted ? me : null);
+        }
+    }
+
+    /**
+     * The end of a wait, however it ends: each step runs even if one before it throws (the uncount of a wait word
+     * whose region was truncated faults like the poll that ended the wait), so that the listener hears of the end,
+     * the node is unpublished, the watch told and the interrupt an uninterruptible wait remembered re-asserted.
+     *
+     * @param listener the listener told of a park, or null; {@code watch} the watch told of a stall, or null;
+     *                 {@code interrupted} the thread to re-interrupt, or null
+     */
+    private static void end(Waitable waitable, Waiter node, ParkListener listener, StallWatch watch,
+                            Thread interrupted) {
+        try {
+            if (listener != null) {
                 listener.waitEnded();
             }
-            if (node != null) {
-                node.thread = null;             // signallers skip it from now on
-                if (!node.detached) {
-                    waitable.dequeue(node);     // still published: unlink it (and others like it), or uncount it
+        } finally {
+            try {
+                if (node != null) {
+                    node.thread = null;             // signallers skip it from now on
+                    if (!node.detached) {
+                        waitable.dequeue(node);     // still published: unlink it (and others like it), or uncount it
+                    }
                 }
-            }
-            if (stalled) {
-                watch.resumed();
-            }
-            if (interrupted) {
-                me.interrupt();
+            } finally {
+                try {
+                    if (watch != null) {
+                        watch.resumed();
+                    }
+                } finally {
+                    if (interrupted != null) {
+                        interrupted.interrupt();
+                    }
+                }
             }
         }
     }
