@@ -352,6 +352,10 @@ public final class SharedRegion implements AutoCloseable {
             }
         } catch (InternalError fault) {
             joined.clear();
+            if (!countedOut) {
+                RegionLocals.forget(identity, arena.scope());   // its handles can never leave: forget them
+                countedOut = true;
+            }
             arena.close();                  // a truncated region is unmapped all the same: nothing of it is usable
             throw RegionFaults.lost(fault, "close of region " + file, file, region.byteSize());
         }

@@ -123,6 +123,31 @@ public final class RegionLocals {
     }
 
     /**
+     * The mapping whose memory is {@code scope} is unmapped without {@link #unmapped} (its file was truncated, so
+     * its memory can no longer be written): the handles made over it are forgotten without leaving, and the
+     * mapping is counted out, so that a file that later gets the same identity (a region created anew at the path,
+     * on the freed inode) does not inherit them.
+     */
+    public static void forget(Object identity, MemorySegment.Scope scope) {
+        MappedFile file;
+        synchronized (FILES) {
+            file = FILES.get(identity);
+        }
+        if (file == null) {
+            return;
+        }
+        for (RegionLocals locals : file.states.values()) {
+            locals.handles.removeIf(handle -> handle.mappedIn(scope));
+            locals.landings.remove(scope);
+        }
+        synchronized (FILES) {
+            if (--file.mappings == 0) {
+                FILES.remove(identity);
+            }
+        }
+    }
+
+    /**
      * Waits up to {@link #LANDING_WAIT_NANOS} for the landings of copies that handles made over the mapping whose
      * memory is {@code scope} handed off (they outlive a quit).
      *

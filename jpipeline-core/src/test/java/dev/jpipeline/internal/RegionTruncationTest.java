@@ -222,4 +222,44 @@ class RegionTruncationTest {
                 closeOfATruncatedRegion.getMessage());
         }
     }
+
+    /**
+     * Issue 28, finding 3: closing a region whose file was truncated threw, as it should, but left this process's
+     * registry of the file's handles (RegionLocals) behind, with the handles made over the lost mapping in it. A
+     * region created anew at the same path usually gets the freed inode, so the same file key: it inherited the
+     * stale handles, and its first make left for those the close had not reached (their threads had ended) in the
+     * unmapped memory, failing with "Already closed".
+     */
+    @Test
+    void aTruncatedRegionsCloseForgetsItsHandlesSoARegionCreatedAnewAtItsPathWorks() throws Exception {
+        Path file = dir.resolve("region");
+        SharedRegion region = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER);
+        Object key = java.nio.file.Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class)
+            .fileKey();
+        PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0).build();
+        List<Thread> ended = new ArrayList<>();
+        for (int rank = 0; rank < 2; rank++) {
+            Group group = region.join(2, rank);
+            ended.add(Thread.ofPlatform().start(() -> Pipeline.make(group, state)));     // ends without quit
+        }
+        for (Thread t : ended) {
+            t.join(10_000);
+        }
+        truncate(file, 4096);                           // the header stays; the pipeline's state is gone
+        IllegalStateException lost = assertThrows(IllegalStateException.class, region::close);
+        assertTrue(lost.getMessage().startsWith("close of region " + file), lost.getMessage());
+        IllegalStateException forgotten = assertThrows(IllegalStateException.class, () -> RegionLocals.of(key, 0),
+            "the closed mapping's handles are still registered under the file's key");
+        assertTrue(forgotten.getMessage().contains("is not mapped"), forgotten.getMessage());
+        java.nio.file.Files.delete(file);
+        try (SharedRegion again = SharedRegion.create(file, 1 << 16, SharedRegion.Sharing.OWNER)) {
+            Pipeline pipe = Pipeline.make(again.join(1, 0),
+                PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(again, 0).build());
+            pipe.producerAcquire();
+            pipe.producerCommit();
+            pipe.consumerWait();
+            pipe.consumerRelease();
+            assertTrue(pipe.quit());
+        }
+    }
 }
