@@ -246,7 +246,8 @@ public final class PipelineSharedState {
          *
          * <p>What differs from a state in one process:
          * <ul>
-         *   <li>Waiting: spin, yield, then a futex on the stage's word (the wait strategy is not used).</li>
+         *   <li>Waiting: idle by the wait strategy, as in one process, then sleep in a futex on the stage's word,
+         *       in bounded sleeps (a virtual thread parks in short sleeps at once).</li>
          *   <li>A process that dies is left for by the survivor that waits for it, within about 100 ms of its
          *       wait, as if its ranks had quit: a stage it held acquired, or whose copies were in flight, fails
          *       with a {@link StageFailedException}, and a wait that can never complete throws an

@@ -47,7 +47,7 @@ import org.openjdk.jmh.annotations.Warmup;
  *       {@code /dev/shm}), made by a group of two: rank 0 here produces ({@code producerAcquire}, one 8-byte store
  *       into the stage's buffer, {@code producerCommit}), rank 1 in the partner consumes. The stage buffers follow
  *       the state in the region's data, {@code stageBytes} apart (8: packed in one line, as Agrona's records are).
- *       Waiting is the region's own (spin, yield, futex; the wait strategy does not apply).</li>
+ *       Waiting is the state's default wait strategy (ADAPTIVE: spin, yield), then a futex sleep.</li>
  *   <li>{@code agronaWrite}, {@code agronaTryClaim}: Agrona's {@link OneToOneRingBuffer} over a mapped file in the
  *       same folder, {@code ringCapacity} bytes of records plus its trailer; the producer retries {@code write}
  *       (or {@code tryClaim}, a {@code putLong} into the claimed record, {@code commit}) while the ring is full, the
