@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import dev.jpipeline.internal.RegionProbe;
 import java.io.IOException;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.ValueLayout;
@@ -457,6 +458,167 @@ class RegionPipelineTest {
             assertEquals("last true", holder.result(Duration.ofSeconds(10)));
             region.close();
             assertThrows(IllegalStateException.class, () -> region.data().get(ValueLayout.JAVA_BYTE, 0));
+        });
+    }
+
+    /**
+     * Issue 28 (held): a region wait counts itself on its stage word's wake word only while it sleeps, and uncounts
+     * itself however it ends: a timed wait that gives up (1 ns, 30 ms, a run of polls), an interruptible wait
+     * interrupted (seen within the 10 ms bound of its futex sleeps), an uninterruptible wait interrupted (it takes
+     * the interrupt, sleeps again, and re-asserts it when the batch comes), and a wait ended by its stall watch's
+     * exception (a corrupted stage word).
+     */
+    @Test
+    void aRegionWaitLeavesNoWaiterCountedHoweverItEnds() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            try (SharedRegion region = SharedRegion.create(dir.resolve("r"), RegionPipelineChild.dataBytes(2, 2, 64),
+                SharedRegion.Sharing.OWNER)) {
+                MemorySegment area = region.data();
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0)
+                    .waitStrategy(WaitStrategy.BLOCKING).build();
+                Group producerRank = region.join(2, 0);
+                Group consumerRank = region.join(2, 1);
+                CountDownLatch commit = new CountDownLatch(1);
+                CountDownLatch corrupted = new CountDownLatch(1);
+                CountDownLatch polled = new CountDownLatch(1);
+                CountDownLatch proceed = new CountDownLatch(1);
+                java.util.concurrent.atomic.AtomicLong interruptSeen = new java.util.concurrent.atomic.AtomicLong();
+                Bounded.Run producer = Bounded.start("producer", () -> {
+                    Pipeline pipe = Pipeline.make(producerRank, state, PipelineRole.PRODUCER);
+                    commit.await();
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                    corrupted.await();
+                    return "quit " + Outcomes.of(pipe::quit);
+                });
+                // the stage word's place is known once the pipeline is made (the layout is the make's)
+                java.util.function.IntSupplier counted = () -> RegionProbe.sleepersOn(area,
+                    RegionProbe.producedWordAt(area, 0, batchOf(area)));
+                Bounded.Run consumer = Bounded.start("consumer", () -> {
+                    Pipeline pipe = Pipeline.make(consumerRank, state, PipelineRole.CONSUMER);
+                    List<String> out = new ArrayList<>();
+                    out.add("1 ns " + pipe.consumerWaitFor(Duration.ofNanos(1)) + " " + counted.getAsInt());
+                    out.add("30 ms " + pipe.consumerWaitFor(Duration.ofMillis(30)) + " " + counted.getAsInt());
+                    for (int i = 0; i < 50; i++) {
+                        pipe.consumerWaitFor(Duration.ofNanos(i * 1000L));
+                    }
+                    out.add("polls " + counted.getAsInt());
+                    polled.countDown();
+                    try {
+                        pipe.consumerWaitInterruptibly();
+                        out.add("returned");
+                    } catch (InterruptedException e) {
+                        interruptSeen.set(System.nanoTime());
+                        out.add("interrupted " + counted.getAsInt());
+                    }
+                    proceed.await();
+                    pipe.consumerWait();
+                    out.add("waited " + counted.getAsInt() + " interrupt kept " + Thread.interrupted());
+                    pipe.consumerRelease();
+                    // batch 1: its stage word corrupted while the consumer sleeps on it
+                    out.add(Outcomes.of(pipe::consumerWait).contains("is corrupted") ? "told of the corruption "
+                        + counted.getAsInt() : "not told");
+                    pipe.quit();
+                    return String.join(", ", out);
+                });
+                Teams.await(polled, "the consumer's polls");
+                awaitCounted(counted, 1);
+                long interrupted = System.nanoTime();
+                consumer.thread().interrupt();
+                Teams.awaitTrue("the interruptible wait ended", () -> interruptSeen.get() != 0);
+                long tookMillis = (interruptSeen.get() - interrupted) / 1_000_000;
+                proceed.countDown();
+                awaitCounted(counted, 1);               // the uninterruptible wait
+                consumer.thread().interrupt();
+                Teams.awaitTrue("the interrupt taken", () -> !consumer.thread().isInterrupted());
+                awaitCounted(counted, 1);               // asleep again
+                commit.countDown();
+                awaitCounted(counted, 1);               // asleep on batch 1's word
+                area.set(ValueLayout.JAVA_LONG, RegionProbe.producedWordAt(area, 0, 1), RegionProbe.word(0, 5000, 3));
+                String outcome = consumer.result(Duration.ofSeconds(10));
+                corrupted.countDown();
+                producer.result(Duration.ofSeconds(5));
+                assertEquals("1 ns false 0, 30 ms false 0, polls 0, interrupted 0, waited 0 interrupt kept true, "
+                    + "told of the corruption 0", outcome);
+                assertTrue(tookMillis < 1000, "the interrupt was seen after " + tookMillis + " ms");
+            }
+        });
+    }
+
+    /** The stage the consumer of a 2-stage test pipeline waits on: 1 once the producer has committed batch 0. */
+    private static int batchOf(MemorySegment area) {
+        return area.get(ValueLayout.JAVA_LONG, RegionProbe.producedWordAt(area, 0, 0)) >>> 41 > 0 ? 1 : 0;
+    }
+
+    private static void awaitCounted(java.util.function.IntSupplier counted, int n) {
+        Teams.awaitTrue(n + " waiter(s) counted on the stage word", () -> counted.getAsInt() >= n);
+    }
+
+    /**
+     * Issue 28 (held): a traced pipeline in a region, its copies on an engine. The handle's layers are chained
+     * (traced, then the region's cursors), so each copy is counted in the rank's slot from its hand-off until its
+     * traced landing is done: every copy is recorded, every batch arrives whole, the slot's count is back to 0,
+     * and the next make on the state goes on.
+     */
+    @Test
+    void aTracedRegionPipelineRecordsEveryCopyAndUncountsItsLandings() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            dev.jpipeline.trace.Tracer tracer = dev.jpipeline.trace.Tracer.create();
+            int batches = 50;
+            MemorySegment sources = java.lang.foreign.Arena.ofAuto().allocate(8192L * batches);
+            try (dev.jpipeline.copy.CopyEngine engine = dev.jpipeline.copy.CopyEngine.builder().workers(2)
+                     .name("traced-region").build();
+                 SharedRegion region = SharedRegion.create(dir.resolve("r"), 1 << 20, SharedRegion.Sharing.OWNER)) {
+                MemorySegment area = region.data();
+                MemorySegment stages = area.asSlice(PipelineSharedState.regionBytes(2, 2), 2 * 8192);
+                PipelineSharedState state = PipelineSharedState.builder(ThreadScope.SYSTEM, 2).in(region, 0)
+                    .copyEngine(engine).copyPolicy(CopyPolicy.ON_COPY_ENGINE).tracer(tracer).build();
+                Group producerRank = region.join(2, 0);
+                Group consumerRank = region.join(2, 1);
+                Bounded.Run producer = Bounded.start("producer", () -> {
+                    Pipeline pipe = Pipeline.make(producerRank, state, PipelineRole.PRODUCER);
+                    for (int b = 0; b < batches; b++) {
+                        pipe.producerAcquire();
+                        MemorySegment source = sources.asSlice(8192L * b, 8192);
+                        source.fill((byte) b);
+                        for (int half = 0; half < 2; half++) {
+                            MemcpyAsync.memcpyAsync(stages.asSlice((b % 2) * 8192L + half * 4096L, 4096),
+                                source.asSlice(half * 4096L, 4096), 4096, pipe);
+                        }
+                        pipe.producerCommit();
+                    }
+                    return "last " + pipe.quit();
+                });
+                Bounded.Run consumer = Bounded.start("consumer", () -> {
+                    Pipeline pipe = Pipeline.make(consumerRank, state, PipelineRole.CONSUMER);
+                    int torn = 0;
+                    for (int b = 0; b < batches; b++) {
+                        pipe.consumerWait();
+                        MemorySegment stage = stages.asSlice((b % 2) * 8192L, 8192);
+                        if (stage.get(ValueLayout.JAVA_BYTE, 0) != (byte) b
+                            || stage.get(ValueLayout.JAVA_BYTE, 8191) != (byte) b) {
+                            torn++;
+                        }
+                        pipe.consumerRelease();
+                    }
+                    pipe.quit();
+                    return "torn " + torn;
+                });
+                long deadline = System.nanoTime() + 20_000_000_000L;
+                assertEquals(List.of("torn 0"), List.of(consumer.resultBy(deadline)));
+                producer.resultBy(deadline);
+                Teams.awaitTrue("the producer's slot counts no copy", () -> RegionProbe.copiesOf(area, 0) == 0);
+                long copies = tracer.events().stream()
+                    .filter(e -> e.operation() == dev.jpipeline.trace.StageOperation.COPY).count();
+                assertEquals(2L * batches, copies, "copies recorded (" + tracer.dropped() + " events dropped)");
+                Bounded.Run producerAgain = Bounded.start("producer again", () -> "made, quit "
+                    + Pipeline.make(producerRank, state, PipelineRole.PRODUCER).quit());
+                Bounded.Run consumerAgain = Bounded.start("consumer again", () -> "made, quit "
+                    + Pipeline.make(consumerRank, state, PipelineRole.CONSUMER).quit());
+                long by = System.nanoTime() + 10_000_000_000L;
+                List<String> again = List.of(producerAgain.resultBy(by), consumerAgain.resultBy(by));
+                assertTrue(again.stream().allMatch(o -> o.startsWith("made, quit ")), again.toString());
+            }
         });
     }
 }

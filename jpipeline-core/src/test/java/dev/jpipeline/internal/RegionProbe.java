@@ -50,4 +50,9 @@ public final class RegionProbe {
     public static int sleepersOn(MemorySegment area, long cellAt) {
         return ProcessWaiting.waiters(area, cellAt + 8);
     }
+
+    /** Rank {@code rank}'s count of copies handed to workers that have not landed (its slot's copies). */
+    public static long copiesOf(MemorySegment area, int rank) {
+        return new RegionStages(area, "probe").copies(rank);
+    }
 }
