@@ -29,6 +29,9 @@ import java.nio.file.Path;
  *       {@code rewound}.</li>
  *   <li>{@code released-rewound} (a consumer): waits for and releases batch 0, rewinds its release count to what
  *       it held between the release's arrival and its update, prints {@code rewound}.</li>
+ *   <li>{@code ended-thread} (rank 0): makes the producer's pipeline on a thread of its own, which commits batch 0,
+ *       acquires batch 1 and ends without quit; prints {@code ended} once that thread has ended. The process lives
+ *       on, with no other thread in a wait.</li>
  * </ul>
  * Each then waits to be killed.
  * It prints {@code joined} once it has joined the region's group.
@@ -47,6 +50,19 @@ public final class RegionDyingRankChild {
             Group joined = region.join(size, rank);
             System.out.println("joined");
             System.out.flush();
+            if (mode.equals("ended-thread")) {
+                Thread producer = Thread.ofPlatform().name("ended producer").start(() -> {
+                    Pipeline pipe = Pipeline.make(joined, PipelineSharedState.builder(ThreadScope.SYSTEM, STAGES)
+                        .in(region, 0).build(), PipelineRole.PRODUCER);
+                    pipe.producerAcquire();
+                    pipe.producerCommit();
+                    pipe.producerAcquire();         // ends holding batch 1, without quit
+                });
+                producer.join();
+                System.out.println("ended");
+                System.out.flush();
+                Thread.sleep(Long.MAX_VALUE);
+            }
             if (!mode.equals("halt-in-make")) {
                 dieAt(region, joined, mode);
                 return;

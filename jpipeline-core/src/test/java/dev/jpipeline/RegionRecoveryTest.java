@@ -330,6 +330,48 @@ class RegionRecoveryTest {
         });
     }
 
+    /**
+     * Issue 28, finding 5 (open): a producer whose thread ended without quit in another process that lives on is
+     * never left for. In one process a waiter's look leaves for ranks of its own process whose thread ended, and
+     * for ranks whose process died; a rank of another, live process is left for only by that process's own waiters
+     * (or its next make), and the producer's process has none. So its consumer here waits forever, where a
+     * consumer in the producer's process is told within about 100 ms (aWaiterOnOneMappingLeavesForAnEndedThreadOf
+     * Another). Fixing it takes a design decision (a watcher per process over its region handles, or a way for
+     * other processes to see a rank's thread end), so this test is disabled until then.
+     */
+    @org.junit.jupiter.api.Disabled("issue 28, finding 5 (open): an ended thread of a live process is never left for")
+    @Test
+    void aConsumerIsToldOfAProducerThreadThatEndedInAnotherLiveProcess() {
+        assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {
+            Path file = dir.resolve("r");
+            try (SharedRegion region = SharedRegion.create(file, RegionPipelineChild.dataBytes(2,
+                RegionDyingRankChild.STAGES, RegionDyingRankChild.STAGE_BYTES), SharedRegion.Sharing.OWNER)) {
+                Process producer = children.add(RegionDyingRankChild.start(file, 2, 0, "ended-thread"));
+                BufferedReader lines = ChildProcesses.out(producer);
+                assertEquals("joined", lines.readLine());
+                Group group = region.join(2, 1);
+                String outcome = Bounded.outcome("consumer", Duration.ofSeconds(10), () -> {
+                    Pipeline pipe = Pipeline.make(group, RegionRuns.state(region, RegionDyingRankChild.STAGES),
+                        PipelineRole.CONSUMER);
+                    try {
+                        pipe.consumerWait();
+                        pipe.consumerRelease();
+                        assertEquals("ended", lines.readLine());
+                        try {
+                            pipe.consumerWait();            // batch 1: held by the thread that ended
+                            return "batch 1 returned";
+                        } catch (StageFailedException e) {
+                            return "failed batch " + e.batch() + ": " + e.getCause().getMessage();
+                        }
+                    } finally {
+                        pipe.quit();
+                    }
+                });
+                assertTrue(outcome.startsWith("failed batch 1: ") && outcome.contains("ended producer"), outcome);
+            }
+        });
+    }
+
     /** Waits (up to 10 s) until at least {@code count} threads sleep in futex on the stage word at {@code cellAt}. */
     private static void awaitSleepers(SharedRegion region, long cellAt, int count) {
         long giveUp = System.nanoTime() + 10_000_000_000L;
