@@ -331,15 +331,11 @@ class RegionRecoveryTest {
     }
 
     /**
-     * Issue 28, finding 5 (open): a producer whose thread ended without quit in another process that lives on is
-     * never left for. In one process a waiter's look leaves for ranks of its own process whose thread ended, and
-     * for ranks whose process died; a rank of another, live process is left for only by that process's own waiters
-     * (or its next make), and the producer's process has none. So its consumer here waits forever, where a
-     * consumer in the producer's process is told within about 100 ms (aWaiterOnOneMappingLeavesForAnEndedThreadOf
-     * Another). Fixing it takes a design decision (a watcher per process over its region handles, or a way for
-     * other processes to see a rank's thread end), so this test is disabled until then.
+     * Issue 28, finding 5: a producer whose thread ended without quit in another process that lives on is left for
+     * by that process's EndedThreadWatch, so its consumer here is told, although nothing in the producer's process
+     * waits (a waiter's look leaves only for ranks of its own process whose thread ended, and for ranks whose process
+     * died).
      */
-    @org.junit.jupiter.api.Disabled("issue 28, finding 5 (open): an ended thread of a live process is never left for")
     @Test
     void aConsumerIsToldOfAProducerThreadThatEndedInAnotherLiveProcess() {
         assertTimeoutPreemptively(Duration.ofSeconds(60), () -> {

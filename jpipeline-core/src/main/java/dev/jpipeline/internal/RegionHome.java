@@ -81,6 +81,7 @@ final class RegionHome extends RingHome {
     @Override
     void joined(StageHandle handle) {
         local.handles.add(handle);
+        EndedThreadWatch.watching();        // after the listing: a watch that is stopping sees it, or one starts
     }
 
     @Override

@@ -16,8 +16,9 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * This process's live handles on the pipelines of one state area of a shared region, whichever
- * {@code PipelineSharedState} object and whichever mapping of the region made them: a waiter's {@link RegionReaper}
- * leaves for those whose thread ended without quit, which no other process can see. A handle is added when it is
+ * {@code PipelineSharedState} object and whichever mapping of the region made them: a waiter's {@link RegionReaper},
+ * and every {@link EndedThreadWatch#PERIOD_NANOS} the process's {@link EndedThreadWatch}, leave for those whose
+ * thread ended without quit, which no other process can see. A handle is added when it is
  * made and removed when it leaves.
  *
  * <pre>
@@ -167,6 +168,27 @@ public final class RegionLocals {
                 + "pipelines made over it are still in flight after " + LANDING_WAIT_NANOS / 1_000_000 + " ms (they "
                 + "land in its memory): close it again once they have landed");
         }
+    }
+
+    /** Every state's live handles of this process, whichever file: a snapshot (EndedThreadWatch). */
+    static List<RegionLocals> all() {
+        List<RegionLocals> all = new ArrayList<>();
+        synchronized (FILES) {
+            for (MappedFile file : FILES.values()) {
+                all.addAll(file.states.values());
+            }
+        }
+        return all;
+    }
+
+    /** Whether no state of any mapped file has a live handle of this process (EndedThreadWatch). */
+    static boolean none() {
+        for (RegionLocals locals : all()) {
+            if (!locals.handles.isEmpty()) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /**
