@@ -157,12 +157,7 @@ class RegionTruncationTest {
             String.valueOf(failed.getCause()));
         pipe.consumerRelease();
         pipe.quit();
-        try {
-            region.close();
-        } catch (IllegalStateException closeOfATruncatedRegion) {
-            assertTrue(closeOfATruncatedRegion.getMessage().startsWith("close of region"),
-                closeOfATruncatedRegion.getMessage());
-        }
+        closeTruncated(region);
     }
 
     /**
@@ -215,12 +210,7 @@ class RegionTruncationTest {
         assertEquals("truncation, interrupted true", consumer.get(10, TimeUnit.SECONDS));
         done.countDown();
         producer.join(10_000);
-        try {
-            region.close();
-        } catch (IllegalStateException closeOfATruncatedRegion) {
-            assertTrue(closeOfATruncatedRegion.getMessage().startsWith("close of region"),
-                closeOfATruncatedRegion.getMessage());
-        }
+        closeTruncated(region);
     }
 
     /**
@@ -260,6 +250,16 @@ class RegionTruncationTest {
             pipe.consumerWait();
             pipe.consumerRelease();
             assertTrue(pipe.quit());
+        }
+    }
+
+    /** Closes a region whose file was truncated: the close may refuse, naming the region. */
+    private static void closeTruncated(SharedRegion region) {
+        try {
+            region.close();
+        } catch (IllegalStateException closeOfATruncatedRegion) {
+            assertTrue(closeOfATruncatedRegion.getMessage().startsWith("close of region"),
+                closeOfATruncatedRegion.getMessage());
         }
     }
 }
