@@ -47,6 +47,11 @@ abstract class HandleEvents {
         return 0;
     }
 
+    /** Whether this layer records spans: then {@link #now} is its clock (at most one layer of a chain does). */
+    boolean recordsSpans() {
+        return false;
+    }
+
     /** The owner acquired stage {@code stage} of round {@code round} for batch {@code batch}. */
     void acquired(int stage, long round, long batch, long start) {
     }
@@ -104,15 +109,23 @@ abstract class HandleEvents {
     private static final class Chain extends HandleEvents {
         private final HandleEvents first;
         private final HandleEvents second;
+        /** The layer whose clock starts an operation: the one that records spans, if either does. */
+        private final HandleEvents clock;
 
         Chain(HandleEvents first, HandleEvents second) {
             this.first = first;
             this.second = second;
+            this.clock = second.recordsSpans() ? second : first;
         }
 
         @Override
         long now() {
-            return Math.max(first.now(), second.now());
+            return clock.now();
+        }
+
+        @Override
+        boolean recordsSpans() {
+            return clock.recordsSpans();
         }
 
         @Override

@@ -1,5 +1,6 @@
 package dev.jpipeline.internal;
 
+import dev.jpipeline.internal.wait.PeriodicCheck;
 import dev.jpipeline.internal.wait.StallWatch;
 import java.lang.foreign.MemorySegment;
 
@@ -20,22 +21,11 @@ final class RegionHome extends RingHome {
     /** Set by attach, once, before any handle exists (the ring's constructor publishes it with the ring). */
     private RegionReaper reaper;
 
-    /** Looks for dead processes every CHECK_NANOS of a stalled wait: the stall watch of every handle's wait. */
-    private final StallWatch reaping = new StallWatch() {
-        @Override
-        public long patienceNanos() {
-            return 4 * SharedWord.CHECK_NANOS;      // the wait routine looks every quarter of the patience
-        }
-
-        @Override
-        public void stalled(Object site) {
-            reap();                                 // may throw: a corrupted word, a dead process's failed batch
-        }
-
-        @Override
-        public void resumed() {
-        }
-    };
+    /**
+     * Looks for dead processes every CHECK_NANOS of a stalled wait, and of a run of polls: the stall watch of every
+     * handle's wait. The look may throw (a corrupted word, a dead process's failed batch), which ends the wait.
+     */
+    private final StallWatch reaping = new PeriodicCheck(SharedWord.CHECK_NANOS, this::reap);
 
     RegionHome(RegionStages region, RegionLocals local, int stages) {
         super(StageSide.ofSolos(words(region, stages, true), region.leftFrom(true)),

@@ -113,6 +113,11 @@ public final class RegionLocals {
                 + "(they must quit first, or their peers would wait for them forever): " + String.join(", ", running));
         }
         awaitLandings(file, scope);
+        countOut(file, identity, scope);
+    }
+
+    /** Counts the mapping whose memory is {@code scope} out of {@code file}: its landings, then the mapping. */
+    private static void countOut(MappedFile file, Object identity, MemorySegment.Scope scope) {
         for (RegionLocals locals : file.states.values()) {
             locals.landings.remove(scope);
         }
@@ -139,13 +144,8 @@ public final class RegionLocals {
         }
         for (RegionLocals locals : file.states.values()) {
             locals.handles.removeIf(handle -> handle.mappedIn(scope));
-            locals.landings.remove(scope);
         }
-        synchronized (FILES) {
-            if (--file.mappings == 0) {
-                FILES.remove(identity);
-            }
-        }
+        countOut(file, identity, scope);
     }
 
     /**

@@ -27,6 +27,11 @@ final class TracedEvents extends HandleEvents {
     }
 
     @Override
+    boolean recordsSpans() {
+        return true;
+    }
+
+    @Override
     void acquired(int stage, long round, long batch, long start) {
         lane.record(StageOperation.ACQUIRE, start, stage, batch);
     }

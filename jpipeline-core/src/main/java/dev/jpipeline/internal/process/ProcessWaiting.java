@@ -4,7 +4,7 @@ import static java.lang.foreign.ValueLayout.JAVA_INT;
 
 import dev.jpipeline.WaitStrategy;
 import dev.jpipeline.internal.wait.Deadlines;
-import dev.jpipeline.internal.wait.StallWatch;
+import dev.jpipeline.internal.wait.PeriodicCheck;
 import dev.jpipeline.internal.wait.WaitStatus;
 import dev.jpipeline.internal.wait.Waitable;
 import dev.jpipeline.internal.wait.Waiter;
@@ -172,7 +172,7 @@ public final class ProcessWaiting {
         }
         WordWait wait = new WordWait(segment, offset, done, wakesMayBeMissed);
         return Waiting.await(wait, token, deadline, interruptible, IDLING, wait,
-            check == null ? null : new Checks(checkIntervalNanos, check));
+            check == null ? null : new PeriodicCheck(checkIntervalNanos, check));
     }
 
     /** The waitable of a generic wait: the caller's condition, tested with each value of the word read. */
@@ -220,23 +220,6 @@ public final class ProcessWaiting {
         @Override
         public String toString() {
             return "a process wait word at offset " + offset;
-        }
-    }
-
-    /** A generic wait's check, run every interval of waiting: the stall watch of the one wait routine. */
-    private record Checks(long intervalNanos, Runnable check) implements StallWatch {
-        @Override
-        public long patienceNanos() {
-            return 4 * intervalNanos;       // Waiting looks every quarter of the patience
-        }
-
-        @Override
-        public void stalled(Object site) {
-            check.run();
-        }
-
-        @Override
-        public void resumed() {
         }
     }
 
