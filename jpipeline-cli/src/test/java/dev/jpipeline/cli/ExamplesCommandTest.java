@@ -47,9 +47,13 @@ class ExamplesCommandTest {
         assertEquals("0", result[0], table + result[2]);
         for (Example example : Examples.all()) {
             String row = row(table, example.name());
-            assertTrue(row.matches(".* 200 +yes +none +.*"), "not 200 schedules, identical, no finding: " + row);
+            if (example.checkedFinding() != null) {     // the early exit: what a GPU does differently, at once
+                assertTrue(row.matches(".* 1 +yes +" + example.checkedFinding() + " +.*"), "not found at once: " + row);
+            } else {
+                assertTrue(row.matches(".* 200 +yes +none +.*"), "not 200 schedules, identical, no finding: " + row);
+            }
         }
-        assertTrue(table.contains("10 of 10 examples clean under 200 schedules each"), table);
+        assertTrue(table.contains("10 of 10 examples as expected under 200 schedules each"), table);
     }
 
     @Test
@@ -75,7 +79,8 @@ class ExamplesCommandTest {
                 "replay of " + m.group(3) + " shows another finding than the exploration:\n" + again[1]);
             assertTrue(again[1].strip().endsWith(replay), again[1]);
         }
-        assertTrue(table.contains("8 of 8 faulty variants found as expected"), table);
+        int n = Examples.faulty().size();
+        assertTrue(table.contains(n + " of " + n + " faulty variants found as expected"), table);
     }
 
     @Test

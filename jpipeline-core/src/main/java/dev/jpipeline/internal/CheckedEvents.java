@@ -9,6 +9,10 @@ import java.lang.foreign.MemorySegment;
  * writes (copying) and when a round holds no data any more (freed), so that it can poison what a consumer must not
  * read. A round is freed by the last release of it, or, whoever comes first, by the producer's acquire of the next
  * round of the stage (that release may not have got there yet), before the producer may write the stage again.
+ * It also tells which batches a departing handle will never arrive for, and which batch's arrivals each completed
+ * wait needed (a consumer_wait the commits of its batch, a producer_acquire the releases of the stage's previous
+ * round), so that the interleaver can tell a wait that completes only because the protocol dropped a departed
+ * owner's arrivals, which libcu++ never drops (Interleaver.departs, Interleaver.needs).
  */
 final class CheckedEvents extends HandleEvents {
 
@@ -23,8 +27,20 @@ final class CheckedEvents extends HandleEvents {
     @Override
     void acquired(int stage, long round, long batch, long start) {
         if (round > 0) {
+            interleaver.needs(ring, false, stage, batch - ring.settings.stageCount(), "producer_acquire");
             interleaver.stageFreed(ring, stage, round - 1);
         }
+    }
+
+    @Override
+    void waited(int stage, long batch, long start) {
+        interleaver.needs(ring, true, stage, batch, "consumer_wait");
+    }
+
+    @Override
+    void departing(Departure how, String who, long nextCommit, long nextRelease) {
+        interleaver.departs(ring, who + (how == Departure.QUIT ? " called quit()" : " ended without quit()"),
+            nextCommit, nextRelease);
     }
 
     @Override

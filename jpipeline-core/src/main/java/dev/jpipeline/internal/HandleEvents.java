@@ -95,6 +95,20 @@ abstract class HandleEvents {
         return true;
     }
 
+    /**
+     * The handle leaves, {@code how}, after {@link #leaving} allowed it and before its arrivals are dropped: from
+     * now on it never commits batch {@code nextCommit} or any later one, and never releases batch
+     * {@code nextRelease} or any later one. Arrivals it owes are dropped by the protocol, which libcu++'s
+     * {@code quit()} never does (its barriers go on expecting them).
+     *
+     * @param who         the handle and its owner, as messages name them
+     * @param nextCommit  the first batch it will not commit (an acquired one included), or -1 when it commits
+     *                    nothing (a consumer, or a count partition's member that never took a side)
+     * @param nextRelease the first batch it will not release, or -1 when it releases nothing
+     */
+    void departing(Departure how, String who, long nextCommit, long nextRelease) {
+    }
+
     /** Why a handle leaves. */
     enum Departure {
         /** Its owner called quit(). */
@@ -173,6 +187,12 @@ abstract class HandleEvents {
         @Override
         boolean leaving(Departure how) {
             return first.leaving(how) && second.leaving(how);
+        }
+
+        @Override
+        void departing(Departure how, String who, long nextCommit, long nextRelease) {
+            first.departing(how, who, nextCommit, nextRelease);
+            second.departing(how, who, nextCommit, nextRelease);
         }
     }
 }

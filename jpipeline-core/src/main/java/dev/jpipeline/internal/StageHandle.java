@@ -181,6 +181,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             ring.home.cursors(rank));
         this.watch = ring.home.stallWatch(this);
         ring.home.joined(this);
+        if (logicalOwner != null) {
+            logicalOwner.onEnd(this::abandon);      // its thread's end leaves for it, at once, every time
+        }
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -463,7 +466,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!events.leaving(HandleEvents.Departure.QUIT)) {
             return false;           // a survivor left for it already (its process was taken for dead)
         }
+        departing(HandleEvents.Departure.QUIT);
         return leave("quit");
+    }
+
+    /** Tells the layers which batches this departing handle will never commit or release. */
+    private void departing(HandleEvents.Departure how) {
+        events.departing(how, name(), side != null && side.produces() ? committed() : -1,
+            side != null && side.consumes() ? released() : -1);
     }
 
     /**
@@ -663,6 +673,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (!ACTIVE.compareAndSet(this, true, false) || !events.leaving(how)) {
             return;
         }
+        departing(how);
         ring.home.departed(who() + "'s thread '" + ownerName() + "' ended without quit()");
         leave(why);
     }

@@ -6,6 +6,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import dev.jpipeline.simt.Dim3;
+import dev.jpipeline.simt.FindingKind;
 import dev.jpipeline.simt.Kernel;
 import java.lang.foreign.MemorySegment;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -13,27 +14,46 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * CUDA Programming Guide 4.10.5, early exit: in a unified pipeline the last quarter of the block leaves after a
  * quarter of the batches (4 of 16) with {@code quit()}; "the remaining participating threads can proceed normally". (With libcu++
- * they would hang: its quit keeps the leaver's arrivals expected.) Exactly one thread's quit returns true.
+ * they would hang: its quit keeps the leaver's arrivals expected, and checked execution reports
+ * {@link FindingKind#HANGS_ON_GPU}.) Exactly one thread's quit returns true.
  */
 public final class EarlyExit implements Example {
 
     private final int threads;
     private final int batches;
+    /** The planted mistake, or null for the documentation's code. */
+    private final Fault fault;
 
     /** The example at its built-in size: 128 threads, 16 batches. */
     public EarlyExit() {
         this(128, 16);
     }
 
-    private EarlyExit(int threads, int batches) {
+    private EarlyExit(int threads, int batches, Fault fault) {
         this.threads = threads;
         this.batches = batches;
+        this.fault = fault;
+    }
+
+    private EarlyExit(int threads, int batches) {
+        this(threads, batches, null);
+    }
+
+    /** 8 threads, 8 batches, with {@code fault} planted (or none: null). */
+    static EarlyExit small(Fault fault) {
+        return new EarlyExit(8, 8, fault);
     }
 
     /** 8 threads, 8 batches: the last 2 threads leave after 2 batches. */
     @Override
     public Example forChecking() {
-        return new EarlyExit(8, 8);
+        return small(null);
+    }
+
+    /** The leavers' arrivals, which jpipeline drops at their quit and libcu++ goes on expecting. */
+    @Override
+    public FindingKind checkedFinding() {
+        return FindingKind.HANGS_ON_GPU;
     }
 
     @Override
@@ -72,6 +92,9 @@ public final class EarlyExit implements Example {
                 Floats.set(out, (long) b * threads + t, ctx.loadFloat(smem, (long) (b % 2) * threads + t) + 1);
                 pipe.consumerRelease();
             }
+            if (fault == Fault.LEAVE_WITHOUT_QUIT && myBatches < batches) {
+                return;                         // BUG: the leavers end without quit()
+            }
             if (pipe.quit()) {                  // the leavers quit early; the others when they are done
                 lastOwners.incrementAndGet();
             }
@@ -84,6 +107,7 @@ public final class EarlyExit implements Example {
                 }
             }
         }
+        // without the leavers' quit, the last of the others' quits is the last owner's all the same
         return lastOwners.get() == 1;
     }
 }

@@ -46,4 +46,16 @@ public interface Example {
     default Example forChecking() {
         return this;
     }
+
+    /**
+     * What checked execution reports for this example although it runs correctly here: null (the default) when
+     * it should be clean; {@link dev.jpipeline.simt.FindingKind#HANGS_ON_GPU} for an example that relies on
+     * jpipeline's semantics where libcu++'s differ, as the Guide's early exit does (on a GPU the others wait
+     * forever for the leavers' arrivals). No CUDA counterpart.
+     *
+     * @return the kind of finding expected under checked execution, or null
+     */
+    default dev.jpipeline.simt.FindingKind checkedFinding() {
+        return null;
+    }
 }

@@ -53,7 +53,14 @@ enum Fault {
     /** The blog's binary partitions ({@link BinaryPartitions}): unguarded roles, the failure not caught. */
     UNGUARDED_ROLES("binary partitions: unguarded roles, failure not caught", FindingKind.ROLE_MIXUP,
         "every thread runs both the producer and the consumer code of a role-partitioned pipeline: on a GPU the "
-            + "block hangs (jpipeline fails the launch naming the rule, and nothing catches the failure here)");
+            + "block hangs (jpipeline fails the launch naming the rule, and nothing catches the failure here)"),
+
+    /** 4.10.5 ({@link EarlyExit}): the threads that leave early return without {@code quit()}. */
+    LEAVE_WITHOUT_QUIT("4.10.5 early exit: the leavers return without quit()", FindingKind.HANGS_ON_GPU,
+        "the threads that leave early return without quit(): jpipeline leaves for a thread's pipelines when it "
+            + "ends, as a C++ destructor quits, so the others go on, the same in every run; on a GPU the "
+            + "destructor's quit() only lowers the owner count, and the others wait forever for the leavers' "
+            + "commits");
 
     /** The faulty example's name. */
     final String title;
@@ -76,6 +83,7 @@ enum Fault {
             case RETURN_BEFORE_SYNCTHREADS -> TrackingAsyncCopiesPrimitives.small(this);
             case NO_SYNCTHREADS, DIVERGENT_SYNCTHREADS, SYNCWARP_MASKS_DISAGREE -> TrackingAsyncCopies.small(this);
             case READ_AFTER_RELEASE -> RolePartition.small(this);
+            case LEAVE_WITHOUT_QUIT -> EarlyExit.small(this);
             case UNGUARDED_ROLES -> BinaryPartitions.small(this);
         };
         return new FaultyVariant(this, broken);

@@ -65,6 +65,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** Destinations of the copies into each (ring, stage, round), for poisoning at its release. */
     private final HashMap<StageRound, List<MemorySegment>> stageDestinations = new HashMap<>();
 
+    /** The arrivals departed owners will never make, which libcu++ would still wait for. */
+    private final DroppedArrivals dropped = new DroppedArrivals();
+
     private record StageRound(Object ring, int stage, long round) {
     }
 
@@ -197,6 +200,21 @@ final class CheckedLaunch implements Interleaver, CopyService {
             }
             session.trace(kt, " releases stage ", stage, " for every consumer: ", freed.size(),
                 " destination(s) poisoned");
+        }
+    }
+
+    @Override
+    public void departs(Object ring, String who, long nextCommit, long nextRelease) {
+        dropped.departs(ring, who, nextCommit, nextRelease);
+    }
+
+    /** A wait that ended only because a departed owner's arrivals were dropped fails its thread: HANGS_ON_GPU. */
+    @Override
+    public void needs(Object ring, boolean commits, int stage, long batch, String op) {
+        KernelThread kt = current();
+        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt);
+        if (hang != null && !launch.aborted()) {
+            throw violation(FindingKind.HANGS_ON_GPU, hang);
         }
     }
 

@@ -26,6 +26,15 @@ public enum FindingKind {
     ROLE_MIXUP,
     /** Every thread is blocked with nothing left to wake it (on a GPU a hang). */
     HANG,
+    /**
+     * A wait that ends here only because of jpipeline's kinder semantics, and never ends on a GPU: a pipeline wait
+     * completed because the protocol dropped the arrivals of an owner that quit, or whose thread ended without
+     * {@code quit()}, while libcu++'s {@code quit()} only lowers the owner count and its barriers go on expecting
+     * them. It covers a quit while a stage still lacks the quitter's arrival, the Guide's early exit, a thread that
+     * ends holding its pipeline, and a release that never comes. No compute-sanitizer tool reports it; on a GPU
+     * the kernel hangs.
+     */
+    HANGS_ON_GPU,
     /** The run threw something else: a thread failed, or the code that checks the result did. */
     FAILURE,
     /** The schedule gave another result than the first schedule of the exploration. */

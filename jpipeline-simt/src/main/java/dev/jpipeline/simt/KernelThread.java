@@ -1,6 +1,9 @@
 package dev.jpipeline.simt;
 
 import dev.jpipeline.internal.wait.LogicalThread;
+import dev.jpipeline.internal.wait.ParkListener;
+import java.util.ArrayList;
+import java.util.List;
 import dev.jpipeline.internal.wait.WaitSite;
 
 /**
@@ -12,6 +15,9 @@ import dev.jpipeline.internal.wait.WaitSite;
  * after a wake, BLOCKED while parked with nothing to wake it yet, FINISHED once its body has returned. state and
  * permit are guarded by the scheduler's lock; permit is a wake that came while it was RUNNING (before it parked), so
  * that its next park returns at once, as LockSupport's permit does.
+ * Departures: the pipeline handles it makes register their departure (LogicalThread.onEnd), and its end runs them
+ * while it still holds the turn, so a peer waiting for its arrivals is released at that point in every run, as
+ * libcu++'s destructor quits an un-quit pipeline; written and run by its own strand only.
  * </pre>
  */
 final class KernelThread implements LogicalThread {
@@ -70,7 +76,9 @@ final class KernelThread implements LogicalThread {
     /** Its interrupt status when it gave its stack up: set again when it resumes. */
     boolean interruptedWhileSuspended;
     /** Wakes it through its scheduler, from a barrier it waits at without a stack (made at its first suspension). */
-    dev.jpipeline.internal.wait.ParkListener stacklessWake;
+    ParkListener stacklessWake;
+    /** What leaves for the pipeline handles it made, run at its end; null until it makes one. */
+    private List<Runnable> departures;
 
     KernelThread(BlockScheduler scheduler, int rank) {
         this.scheduler = scheduler;
@@ -82,9 +90,28 @@ final class KernelThread implements LogicalThread {
         blockedIn = site;
     }
 
+    /**
+     * Its body has returned or thrown: it leaves for the pipeline handles it did not quit (unless the launch has
+     * failed, and every thread unwinds), then is marked finished.
+     */
     void finish() {
         blockedIn = null;
+        List<Runnable> leaving = departures;
+        departures = null;
+        if (leaving != null && !scheduler.launch.aborted()) {
+            for (Runnable departure : leaving) {
+                departure.run();            // a no-op for a handle that quit
+            }
+        }
         finished = true;
+    }
+
+    @Override
+    public void onEnd(Runnable departure) {
+        if (departures == null) {
+            departures = new ArrayList<>(2);
+        }
+        departures.add(departure);
     }
 
     boolean isGone() {

@@ -95,6 +95,35 @@ public interface Interleaver {
     default void landNow(PhaseBarrier barrier, int round) {
     }
 
+    /**
+     * A handle of {@code ring} departs (its owner quit, or ended without quit): it will never commit batch
+     * {@code nextCommit} or a later one, nor release batch {@code nextRelease} or a later one. The protocol drops
+     * those arrivals so that its peers go on; libcu++'s {@code quit()} only lowers the owner count, and its stage
+     * barriers go on expecting them. By default nothing.
+     *
+     * @param ring        identifies the pipeline's shared state
+     * @param who         the departing handle and how it left, for messages
+     * @param nextCommit  the first batch it will not commit, or -1 when it commits nothing
+     * @param nextRelease the first batch it will not release, or -1 when it releases nothing
+     */
+    default void departs(Object ring, String who, long nextCommit, long nextRelease) {
+    }
+
+    /**
+     * The current thread's wait in {@code op} has found batch {@code batch} complete: it needed every owner's commit
+     * of that batch ({@code commits}: a consumer_wait) or every owner's release of it (a producer_acquire of the
+     * stage's next round). By default nothing; checked execution tells whether the batch completed only because
+     * a departed owner's arrivals were dropped, which is a wait that never ends on a GPU.
+     *
+     * @param ring    identifies the pipeline's shared state
+     * @param commits whether the wait needed the batch's commits (else its releases)
+     * @param stage   the batch's stage
+     * @param batch   the batch (round * stages + stage)
+     * @param op      the operation that waited, by its CUDA name
+     */
+    default void needs(Object ring, boolean commits, int stage, long batch, String op) {
+    }
+
     /** The interleaver of the current thread's execution (its park listener's), or null. */
     static Interleaver current() {
         ParkListener listener = ParkListener.current();

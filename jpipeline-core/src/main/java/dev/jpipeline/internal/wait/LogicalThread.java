@@ -16,4 +16,16 @@ public interface LogicalThread {
 
     /** Its name, for messages ("block (0, 0, 0) thread (3, 0, 0)"). */
     String name();
+
+    /**
+     * Registers {@code departure}, which leaves for a handle this thread owns, to run when this thread ends (as a
+     * C++ destructor quits an un-quit {@code cuda::pipeline} when its thread's scope ends). It is idempotent and a
+     * no-op once the handle has left. By default nothing: a peer's stalled wait then leaves for the ended
+     * thread's handle (the hang detector), which is later and depends on timing; an execution model whose threads
+     * end at a point it knows runs the departures there, so every run behaves the same.
+     *
+     * @param departure what leaves for the handle
+     */
+    default void onEnd(Runnable departure) {
+    }
 }
