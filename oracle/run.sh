@@ -4,7 +4,8 @@
 # --initcheck-address-space) and memcheck, each with a timeout (a hang is a result), and writes the raw outputs,
 # each tool's verdict and a markdown summary (summary.md) under the results directory.
 #
-# usage: oracle/run.sh [-o RESULTS_DIR] DIR...      (default RESULTS_DIR: oracle/results)
+# usage: oracle/run.sh [-o RESULTS_DIR] [-s] DIR...      (default RESULTS_DIR: oracle/results)
+#        -s: summarize only: rebuild the verdicts and summary.md from the raw outputs and device.txt already there
 # environment: PLAIN_TIMEOUT (s, default 20), SANITIZER_TIMEOUT (s, default 60), JOBS (parallel runs, default 8),
 #              NVCC (default nvcc), SANITIZER (default compute-sanitizer)
 # Results: RESULTS_DIR/<dir>/<program>.<run>.txt (a header line "# rc=... seconds=..." then stdout and stderr),
@@ -12,7 +13,9 @@
 set -u
 RESULTS=oracle/results
 if [ "${1:-}" = "-o" ]; then RESULTS=$2; shift 2; fi
-[ $# -gt 0 ] || { echo "usage: $0 [-o RESULTS_DIR] DIR..." >&2; exit 2; }
+SUMMARIZE_ONLY=false
+if [ "${1:-}" = "-s" ]; then SUMMARIZE_ONLY=true; shift; fi
+[ $# -gt 0 ] || { echo "usage: $0 [-o RESULTS_DIR] [-s] DIR..." >&2; exit 2; }
 PLAIN_TIMEOUT=${PLAIN_TIMEOUT:-20}
 SANITIZER_TIMEOUT=${SANITIZER_TIMEOUT:-60}
 JOBS=${JOBS:-8}
@@ -24,7 +27,8 @@ BIN=$(mktemp -d)
 
 # The runs: name and compute-sanitizer arguments ("plain" runs the program alone).
 RUNS=("plain|" "racecheck|--tool racecheck" "synccheck|--tool synccheck" "initcheck|--tool initcheck")
-if "$SANITIZER" --help 2>/dev/null | grep -q -- '--initcheck-address-space'; then
+if { $SUMMARIZE_ONLY && ls "$RESULTS"/*/*.initcheck-shared.txt >/dev/null 2>&1; } \
+  || { ! $SUMMARIZE_ONLY && "$SANITIZER" --help 2>/dev/null | grep -q -- '--initcheck-address-space'; }; then
   RUNS+=("initcheck-shared|--tool initcheck --initcheck-address-space shared")
 fi
 RUNS+=("memcheck|--tool memcheck")
@@ -56,13 +60,15 @@ verdict() {
     if [ "$name" = plain ]; then echo "hang (killed at ${PLAIN_TIMEOUT} s)"; else echo "hang (killed at ${SANITIZER_TIMEOUT} s)"; fi
     return
   fi
-  if [ "$name" != plain ]; then
-    errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$file" | grep -o '[0-9]*' | tail -1)
-    [ -n "$errors" ] || errors="?"
-    if [ "$errors" = 0 ]; then parts+=("clean"); else parts+=("$errors errors"); fi
+  if [ "$name" = racecheck ]; then
+    # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)"
     local hazards
-    hazards=$(grep -o 'RACECHECK SUMMARY: .*' "$file" | head -1 | sed 's/RACECHECK SUMMARY: //')
-    [ -n "$hazards" ] && parts+=("racecheck: $hazards")
+    hazards=$(grep -o 'RACECHECK SUMMARY: [0-9]* hazards\? displayed ([^)]*)' "$file" | head -1 \
+      | sed 's/RACECHECK SUMMARY: \([0-9]*\) hazards\? displayed/\1 hazards/')
+    if [ -z "$hazards" ]; then parts+=("no summary"); elif [ "${hazards%% *}" = 0 ]; then parts+=("clean"); else parts+=("$hazards"); fi
+  elif [ "$name" != plain ]; then
+    errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$file" | grep -o '[0-9]*' | tail -1)
+    if [ -z "$errors" ]; then parts+=("no summary"); elif [ "$errors" = 0 ]; then parts+=("clean"); else parts+=("$errors errors"); fi
   fi
   local cerr
   cerr=$(grep -o '^cuda-error [A-Za-z]*' "$file" | head -1 | sed 's/cuda-error //')
@@ -82,40 +88,51 @@ first_errors() {
     | sed 's/^========= //' | awk '!seen[$0]++' | head -3
 }
 
+if ! $SUMMARIZE_ONLY; then
+  {
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "- device: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1 \
+      | awk -F', ' '{ printf "%s, driver %s, compute capability %s", $1, $2, $3 }')"
+    echo "- nvcc: $("$NVCC" --version | grep -o 'release [0-9.]*, V[0-9.]*')"
+    echo "- compute-sanitizer: $("$SANITIZER" --version 2>/dev/null | grep -io 'version [0-9.]*' | head -1)"
+    echo "- command: \`oracle/run.sh $*\` (PLAIN_TIMEOUT=$PLAIN_TIMEOUT s, SANITIZER_TIMEOUT=$SANITIZER_TIMEOUT s, JOBS=$JOBS runs at a time)"
+  } >"$RESULTS/device.txt"
+fi
 {
   echo "# compute-sanitizer and plain runs of the oracle programs"
   echo
-  echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-  echo "- device: $(nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader 2>/dev/null | head -1)"
-  echo "- nvcc: $("$NVCC" --version | grep -o 'release [0-9.]*, V[0-9.]*')"
-  echo "- compute-sanitizer: $("$SANITIZER" --version 2>/dev/null | grep -io 'version [0-9.]*' | head -1)"
-  echo "- command: \`oracle/run.sh $*\` (PLAIN_TIMEOUT=$PLAIN_TIMEOUT s, SANITIZER_TIMEOUT=$SANITIZER_TIMEOUT s, JOBS=$JOBS runs at a time)"
-  echo "- compile: \`$NVCC -arch=sm_90 -lineinfo -diag-suppress 20054 -o PROGRAM FILE.cu\`"
+  cat "$RESULTS/device.txt"
+  echo "- compile: \`nvcc -arch=sm_90 -lineinfo -diag-suppress 20054 -o PROGRAM FILE.cu\`"
   echo "- runs: plain; $(for r in "${RUNS[@]:1}"; do printf '`compute-sanitizer %s`; ' "${r#*|}"; done)"
+  echo "- verdicts: \"clean\" (no error reported), \"N errors\" (the tool's ERROR SUMMARY), \"N hazards (E errors, W warnings)\""
+  echo "  (racecheck's summary), \"hang\" (killed at the timeout), a CUDA error the program got, \"exit N\", and"
+  echo "  \"result: mismatch K\" when K output elements differ from the program's plain C++ reference; \"ok\" for a plain"
+  echo "  run that finished with the reference's result."
 } >"$RESULTS/summary.md"
-grep -E '^- (date|device|nvcc|compute-sanitizer):' "$RESULTS/summary.md" >"$RESULTS/device.txt"
 
 for dir in "$@"; do
   set_name=$(basename "$dir")
   out="$RESULTS/$set_name"
   mkdir -p "$out"
-  for src in "$dir"/*.cu; do           # compile JOBS at a time
-    prog=$(basename "$src" .cu)
-    "$NVCC" -arch=sm_90 -lineinfo -diag-suppress 20054 -o "$BIN/$set_name.$prog" "$src" >"$out/$prog.compile.txt" 2>&1 &
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-  done
-  wait
-  progs=()
-  for src in "$dir"/*.cu; do
-    prog=$(basename "$src" .cu)
-    if [ -x "$BIN/$set_name.$prog" ]; then progs+=("$prog"); else echo "compile failed: $src" >&2; fi
-  done
-  # every (program, run) pair, JOBS at a time; plain runs first
-  for r in "${RUNS[@]}"; do
-    for prog in "${progs[@]}"; do
-      printf '%s|%s|%s|%s\n' "$BIN/$set_name.$prog" "${r%%|*}" "${r#*|}" "$out/$prog.${r%%|*}.txt"
+  if ! $SUMMARIZE_ONLY; then
+    for src in "$dir"/*.cu; do           # compile JOBS at a time
+      prog=$(basename "$src" .cu)
+      "$NVCC" -arch=sm_90 -lineinfo -diag-suppress 20054 -o "$BIN/$set_name.$prog" "$src" >"$out/$prog.compile.txt" 2>&1 &
+      while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
     done
-  done | xargs -P "$JOBS" -d '\n' -n 1 bash -c 'IFS="|" read -r e n a o <<<"$1"; run_one "$e" "$n" "$a" "$o"' _
+    wait
+    progs=()
+    for src in "$dir"/*.cu; do
+      prog=$(basename "$src" .cu)
+      if [ -x "$BIN/$set_name.$prog" ]; then progs+=("$prog"); else echo "compile failed: $src" >&2; fi
+    done
+    # every (program, run) pair, JOBS at a time; plain runs first
+    for r in "${RUNS[@]}"; do
+      for prog in "${progs[@]}"; do
+        printf '%s|%s|%s|%s\n' "$BIN/$set_name.$prog" "${r%%|*}" "${r#*|}" "$out/$prog.${r%%|*}.txt"
+      done
+    done | xargs -P "$JOBS" -d '\n' -n 1 bash -c 'IFS="|" read -r e n a o <<<"$1"; run_one "$e" "$n" "$a" "$o"' _
+  fi
 
   tsv="$RESULTS/$set_name.verdicts.tsv"
   header="program"
