@@ -7,7 +7,8 @@
 # usage: oracle/run.sh [-o RESULTS_DIR] [-s] DIR...      (default RESULTS_DIR: oracle/results)
 #        -s: summarize only: rebuild the verdicts and summary.md from the raw outputs and device.txt already there
 # environment: PLAIN_TIMEOUT (s, default 20), SANITIZER_TIMEOUT (s, default 60), JOBS (parallel runs, default 8),
-#              NVCC (default nvcc), SANITIZER (default compute-sanitizer)
+#              NVCC (default nvcc), SANITIZER (default compute-sanitizer), NVCC_FLAGS (more nvcc flags, e.g. -G),
+#              RUNS_ONLY (the runs to make, by name, e.g. "plain racecheck"; default all)
 # Results: RESULTS_DIR/<dir>/<program>.<run>.txt (a header line "# rc=... seconds=..." then stdout and stderr),
 #          RESULTS_DIR/<dir>/<program>.compile.txt, RESULTS_DIR/<dir>.verdicts.tsv, RESULTS_DIR/summary.md.
 set -u
@@ -32,6 +33,12 @@ if { $SUMMARIZE_ONLY && ls "$RESULTS"/*/*.initcheck-shared.txt >/dev/null 2>&1; 
   RUNS+=("initcheck-shared|--tool initcheck --initcheck-address-space shared")
 fi
 RUNS+=("memcheck|--tool memcheck")
+if [ -n "${RUNS_ONLY:-}" ]; then
+  kept=()
+  for r in "${RUNS[@]}"; do [[ " $RUNS_ONLY " == *" ${r%%|*} "* ]] && kept+=("$r"); done
+  RUNS=("${kept[@]}")
+fi
+NVCC_FLAGS=${NVCC_FLAGS:-}
 
 # One run of one program: writes OUTFILE with a header line, stdout and stderr.
 run_one() {
@@ -95,14 +102,14 @@ if ! $SUMMARIZE_ONLY; then
       | awk -F', ' '{ printf "%s, driver %s, compute capability %s", $1, $2, $3 }')"
     echo "- nvcc: $("$NVCC" --version | grep -o 'release [0-9.]*, V[0-9.]*')"
     echo "- compute-sanitizer: $("$SANITIZER" --version 2>/dev/null | grep -io 'version [0-9.]*' | head -1)"
-    echo "- command: \`oracle/run.sh $*\` (PLAIN_TIMEOUT=$PLAIN_TIMEOUT s, SANITIZER_TIMEOUT=$SANITIZER_TIMEOUT s, JOBS=$JOBS runs at a time)"
+    echo "- command: \`${NVCC_FLAGS:+NVCC_FLAGS=$NVCC_FLAGS }${RUNS_ONLY:+RUNS_ONLY=\"$RUNS_ONLY\" }oracle/run.sh $*\` (PLAIN_TIMEOUT=$PLAIN_TIMEOUT s, SANITIZER_TIMEOUT=$SANITIZER_TIMEOUT s, JOBS=$JOBS runs at a time)"
   } >"$RESULTS/device.txt"
 fi
 {
   echo "# compute-sanitizer and plain runs of the oracle programs"
   echo
   cat "$RESULTS/device.txt"
-  echo "- compile: \`nvcc -arch=sm_90 -lineinfo -diag-suppress 20054 -o PROGRAM FILE.cu\`"
+  echo "- compile: \`nvcc -arch=sm_90 -lineinfo -diag-suppress 20054 $(sed -n 's/^- command: `NVCC_FLAGS=\([^ ]*\) .*/\1 /p' "$RESULTS/device.txt")-o PROGRAM FILE.cu\`"
   echo "- runs: plain; $(for r in "${RUNS[@]:1}"; do printf '`compute-sanitizer %s`; ' "${r#*|}"; done)"
   echo "- verdicts: \"clean\" (no error reported), \"N errors\" (the tool's ERROR SUMMARY), \"N hazards (E errors, W warnings)\""
   echo "  (racecheck's summary), \"hang\" (killed at the timeout), a CUDA error the program got, \"exit N\", and"
@@ -117,7 +124,7 @@ for dir in "$@"; do
   if ! $SUMMARIZE_ONLY; then
     for src in "$dir"/*.cu; do           # compile JOBS at a time
       prog=$(basename "$src" .cu)
-      "$NVCC" -arch=sm_90 -lineinfo -diag-suppress 20054 -o "$BIN/$set_name.$prog" "$src" >"$out/$prog.compile.txt" 2>&1 &
+      "$NVCC" -arch=sm_90 -lineinfo -diag-suppress 20054 $NVCC_FLAGS -o "$BIN/$set_name.$prog" "$src" >"$out/$prog.compile.txt" 2>&1 &
       while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
     done
     wait
