@@ -71,7 +71,7 @@ verdict() {
     # "RACECHECK SUMMARY: N hazards displayed (E errors, W warnings)"
     local hazards
     hazards=$(grep -o 'RACECHECK SUMMARY: [0-9]* hazards\? displayed ([^)]*)' "$file" | head -1 \
-      | sed 's/RACECHECK SUMMARY: \([0-9]*\) hazards\? displayed/\1 hazards/')
+      | sed 's/RACECHECK SUMMARY: \([0-9]*\) \(hazards\?\) displayed/\1 \2/')
     if [ -z "$hazards" ]; then parts+=("no summary"); elif [ "${hazards%% *}" = 0 ]; then parts+=("clean"); else parts+=("$hazards"); fi
   elif [ "$name" != plain ]; then
     errors=$(grep -o 'ERROR SUMMARY: [0-9]* error' "$file" | grep -o '[0-9]*' | tail -1)
