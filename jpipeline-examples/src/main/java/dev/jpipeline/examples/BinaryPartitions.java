@@ -83,6 +83,17 @@ public final class BinaryPartitions implements Example {
         return false;
     }
 
+    /**
+     * {@code out}: the four floats around each consumer's pair, {@code g} itself. The unguarded version throws,
+     * where its CUDA twin fails the launch on a GPU.
+     */
+    @Override
+    public int[] output() {
+        MemorySegment out = Floats.floats(2 * threads, i -> -1);
+        launch(Floats.floats(2 * threads, i -> 10 + i), out);
+        return Floats.bits(out, 2 * threads);
+    }
+
     private void launch(MemorySegment g, MemorySegment out) {
         // the article's first version runs both parts in every thread; so does the faulty variant (BUG), whose
         // run() does not expect the failure

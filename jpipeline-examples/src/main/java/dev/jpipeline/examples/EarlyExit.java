@@ -73,8 +73,33 @@ public final class EarlyExit implements Example {
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(threads * batches, i -> i);
         MemorySegment out = Floats.floats(threads * batches, i -> -1);
+        int lastOwners = launch(out);
+        for (int b = 0; b < batches; b++) {
+            for (int t = 0; t < threads; t++) {
+                float expected = b < batches / 4 || t < threads * 3 / 4 ? b * threads + t + 1 : -1;
+                if (Floats.get(out, (long) b * threads + t) != expected) {
+                    return false;
+                }
+            }
+        }
+        return lastOwners == 1;     // without the leavers' quit, the others' last quit is the last owner's
+    }
+
+    /**
+     * {@code out[b * threads + t]}: {@code in + 1} for each batch b that thread t runs, -1 for the batches the
+     * leavers skip. (On a GPU the CUDA twin hangs instead: libcu++'s quit keeps the leavers' arrivals expected.)
+     */
+    @Override
+    public int[] output() {
+        MemorySegment out = Floats.floats(threads * batches, i -> -1);
+        launch(out);
+        return Floats.bits(out, threads * batches);
+    }
+
+    /** Runs the kernel, writing {@code out}; returns how many quits returned true. */
+    private int launch(MemorySegment out) {
+        MemorySegment in = Floats.floats(threads * batches, i -> i);
         AtomicInteger lastOwners = new AtomicInteger();
         Kernel.launch(Dim3.of(1), Dim3.of(threads), 4L * 2 * threads, ctx -> {
             var block = ctx.block();
@@ -99,15 +124,6 @@ public final class EarlyExit implements Example {
                 lastOwners.incrementAndGet();
             }
         });
-        for (int b = 0; b < batches; b++) {
-            for (int t = 0; t < threads; t++) {
-                float expected = b < batches / 4 || t < threads * 3 / 4 ? b * threads + t + 1 : -1;
-                if (Floats.get(out, (long) b * threads + t) != expected) {
-                    return false;
-                }
-            }
-        }
-        // without the leavers' quit, the last of the others' quits is the last owner's all the same
-        return lastOwners.get() == 1;
+        return lastOwners.get();
     }
 }

@@ -36,6 +36,19 @@ public interface Example {
     boolean run();
 
     /**
+     * Runs the example once on its built-in inputs and returns what its kernel wrote, element by element: the
+     * array that the example's CUDA twin ({@code oracle/examples/*.cu}) copies back with {@code cudaMemcpy} and
+     * prints, in the same order, each element as its 32 bits (a float's raw bits). {@code GpuGoldenOutputTest}
+     * compares it with that program's output on a GPU ({@code oracle/golden}). Where the example's
+     * {@link #run()} checks values inside the kernel, the kernel stores each value it checks, and an element
+     * that no thread writes keeps the initial value that the CUDA twin gives it too.
+     *
+     * @return the kernel's output, one 32-bit pattern per element
+     * @throws dev.jpipeline.simt.KernelFailure when the launch fails, as the unguarded binary partitions do
+     */
+    int[] output();
+
+    /**
      * A small instance of the example for checked execution ({@link dev.jpipeline.simt.CheckedExecution}), where
      * one CUDA thread runs at a time and every shared-memory access may switch threads: few threads and little
      * data, so that a schedule runs in a few milliseconds once warm. Like every instance, it makes fresh inputs

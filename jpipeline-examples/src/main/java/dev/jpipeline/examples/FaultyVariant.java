@@ -31,6 +31,11 @@ record FaultyVariant(Fault fault, Example broken) implements FaultyExample {
     }
 
     @Override
+    public int[] output() {
+        return broken.output();
+    }
+
+    @Override
     public String bug() {
         return fault.bug;
     }

@@ -32,6 +32,15 @@ final class Floats {
         return s.asSlice(4 * from, 4 * count);
     }
 
+    /** The first n elements of s as 32-bit patterns (a float's raw bits, or an int). */
+    static int[] bits(MemorySegment s, int n) {
+        int[] bits = new int[n];
+        for (int i = 0; i < n; i++) {
+            bits[i] = s.getAtIndex(ValueLayout.JAVA_INT, i);
+        }
+        return bits;
+    }
+
     /** Whether {@code actual[i] == expected(i)} for every i below n. */
     static boolean equal(MemorySegment actual, int n, IntToDoubleFunction expected) {
         for (int i = 0; i < n; i++) {

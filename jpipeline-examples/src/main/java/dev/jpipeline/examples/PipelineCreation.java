@@ -9,7 +9,6 @@ import dev.jpipeline.ThreadScope;
 import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * CUDA Programming Guide 4.10.1, the ways to create a pipeline: thread scope, block scope (unified), and a
@@ -59,8 +58,28 @@ public final class PipelineCreation implements Example {
 
     @Override
     public boolean run() {
-        MemorySegment in = Floats.floats(threads, i -> i + 0.25);
-        AtomicBoolean ok = new AtomicBoolean(true);
+        MemorySegment in = input();
+        MemorySegment out = launch(in);
+        return Floats.equal(out, 3 * threads, i -> {
+            int t = i % threads;
+            return i < threads ? Floats.get(in, t)                      // the thread-scope round trip
+                : i < 2 * threads ? Floats.get(in, threads - 1 - t)     // the unified block-scope one
+                : t == 0 ? -1 : Floats.get(in, t);                      // the partitioned one: thread 0 produces
+        });
+    }
+
+    /** Each thread's three reads, in out[3 * threads] (-1 for thread 0's, which produces in the third). */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(input()), 3 * threads);
+    }
+
+    private MemorySegment input() {
+        return Floats.floats(threads, i -> i + 0.25);
+    }
+
+    private MemorySegment launch(MemorySegment in) {
+        MemorySegment out = Floats.floats(3 * threads, i -> -1);
         Kernel.launch(Dim3.of(1), Dim3.of(threads), 3L * 4 * threads, ctx -> {
             var group = ctx.block();
             int t = group.threadRank();
@@ -75,7 +94,7 @@ public final class PipelineCreation implements Example {
             } else {
                 threadPipeline.consumerWait();
             }
-            check(ok, ctx.loadFloat(smem, t) == Floats.get(in, t));
+            Floats.set(out, t, ctx.loadFloat(smem, t));
             if (fault != Fault.WAIT_PRIOR_TOO_LARGE) {         // wait_prior has released what it waited for
                 threadPipeline.consumerRelease();
             }
@@ -86,7 +105,7 @@ public final class PipelineCreation implements Example {
             memcpyAsync(group, Floats.slice(smem, threads, threads), in, 4L * threads, pipeline);
             pipeline.producerCommit();
             pipeline.consumerWait();
-            check(ok, ctx.loadFloat(smem, threads + (threads - 1 - t)) == Floats.get(in, threads - 1 - t));
+            Floats.set(out, threads + t, ctx.loadFloat(smem, threads + (threads - 1 - t)));
             pipeline.consumerRelease();
             pipeline.quit();
             // Create a partitioned pipeline at block scope where only thread 0 is a producer
@@ -100,17 +119,11 @@ public final class PipelineCreation implements Example {
                 partitioned.producerCommit();
             } else {
                 partitioned.consumerWait();
-                check(ok, ctx.loadFloat(smem, 2 * threads + t) == Floats.get(in, t));
+                Floats.set(out, 2 * threads + t, ctx.loadFloat(smem, 2 * threads + t));
                 partitioned.consumerRelease();
             }
             partitioned.quit();
         });
-        return ok.get();
-    }
-
-    private static void check(AtomicBoolean ok, boolean condition) {
-        if (!condition) {
-            ok.set(false);
-        }
+        return out;
     }
 }

@@ -82,13 +82,23 @@ public final class ProducerConsumer implements Example {
 
     @Override
     public boolean run() {
+        return Floats.equal(launch(), n, i -> 2f * (i % 1000 - 500) + 1);
+    }
+
+    /** {@code out}: {@code 2 * in + 1} for every element. */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(), n);
+    }
+
+    private MemorySegment launch() {
         MemorySegment in = Floats.floats(n, i -> i % 1000 - 500);
         MemorySegment out = Floats.floats(n, i -> 0);
         int perBlock = n / blocks;
         Kernel.launch(Dim3.of(blocks), Dim3.of(blockSize), 2L * bufferLen * 4, ctx -> producerConsumerPattern(ctx,
             Floats.slice(in, (long) ctx.blockIdx().x() * perBlock, perBlock),
             Floats.slice(out, (long) ctx.blockIdx().x() * perBlock, perBlock), perBlock, bufferLen));
-        return Floats.equal(out, n, i -> 2f * (i % 1000 - 500) + 1);
+        return out;
     }
 
     private static void produce(Pipeline pipe, Group producers, int numStages, int stage, int numBatches, int batch,

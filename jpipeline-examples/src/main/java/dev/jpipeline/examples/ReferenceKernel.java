@@ -64,6 +64,22 @@ public final class ReferenceKernel implements Example {
 
     @Override
     public boolean run() {
+        MemorySegment out = launch();
+        for (int i = 0; i < groupSize * subsets; i++) {
+            if (out.getAtIndex(ValueLayout.JAVA_INT, i) != 8 * i) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** {@code out}: {@code global0[i] + global1[i]}, ints. */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(), groupSize * subsets);
+    }
+
+    private MemorySegment launch() {
         int total = groupSize * subsets;
         MemorySegment global0 = ints(total, i -> i);
         MemorySegment global1 = ints(total, i -> 7 * i);
@@ -96,12 +112,7 @@ public final class ReferenceKernel implements Example {
             compute(ctx, shared[(subsets - 1) % 2], group, out, subsets - 1);
             pipeline.consumerRelease();
         });
-        for (int i = 0; i < total; i++) {
-            if (out.getAtIndex(ValueLayout.JAVA_INT, i) != 8 * i) {
-                return false;
-            }
-        }
-        return true;
+        return out;
     }
 
     private static void compute(KernelContext ctx, MemorySegment ptr, ThreadBlock group, MemorySegment out,

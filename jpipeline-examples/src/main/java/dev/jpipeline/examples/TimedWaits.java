@@ -10,7 +10,6 @@ import dev.jpipeline.simt.Kernel;
 import java.lang.foreign.MemorySegment;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.LockSupport;
 
 /**
@@ -72,8 +71,21 @@ public final class TimedWaits implements Example {
 
     @Override
     public boolean run() {
+        return Floats.equal(launch(), BATCHES * threads, i -> i % threads == 0 ? -1 : 100 + i / threads);
+    }
+
+    /**
+     * {@code out[b * threads + t]}: what consumer t read of batch b (-2 when its wait timed out; -1 for thread 0,
+     * the producer).
+     */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(), BATCHES * threads);
+    }
+
+    private MemorySegment launch() {
         MemorySegment in = Floats.floats(BATCHES, i -> 100 + i);
-        AtomicBoolean ok = new AtomicBoolean(true);
+        MemorySegment out = Floats.floats(BATCHES * threads, i -> -1);
         long delay = producerDelay.toNanos();
         Kernel.launch(Dim3.of(1), Dim3.of(threads), 4L * 2, ctx -> {
             var block = ctx.block();
@@ -90,15 +102,13 @@ public final class TimedWaits implements Example {
                     boolean ready = b == BATCHES - 1
                         ? pipe.consumerWaitUntil(Instant.now().plusSeconds(30))
                         : pollUntilReady(pipe);
-                    if (!ready || ctx.loadFloat(smem, b % 2) != 100 + b) {
-                        ok.set(false);
-                    }
+                    Floats.set(out, (long) b * threads + block.threadRank(), ready ? ctx.loadFloat(smem, b % 2) : -2);
                     pipe.consumerRelease();
                 }
             }
             pipe.quit();
         });
-        return ok.get();
+        return out;
     }
 
     private static boolean pollUntilReady(Pipeline pipe) {

@@ -7,7 +7,6 @@ import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
 import dev.jpipeline.simt.KernelContext;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * CUDA Programming Guide 4.10.6, the {@code cuda::pipeline} version: each thread uses its own thread-scope
@@ -64,8 +63,18 @@ public final class TrackingAsyncCopies implements Example {
 
     @Override
     public boolean run() {
+        return Floats.equal(launch(), 4 * blockSize, i -> i * 0.5);
+    }
+
+    /** The elements each thread uses, stored where they were copied from: out[i] is buffer[i] as used. */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(), 4 * blockSize);
+    }
+
+    private MemorySegment launch() {
         MemorySegment in = Floats.floats(4 * blockSize, i -> i * 0.5);
-        AtomicBoolean ok = new AtomicBoolean(true);
+        MemorySegment out = Floats.floats(4 * blockSize, i -> -1);
         Kernel.launch(Dim3.of(1), Dim3.of(blockSize), 4L * 4 * blockSize, ctx -> {
             MemorySegment buffer = ctx.dynamicShared();        // __shared__ float buffer[4 * block_size]
             int t = ctx.threadIdx().x();
@@ -92,13 +101,11 @@ public final class TrackingAsyncCopies implements Example {
                 syncThreads(ctx);                               // __syncthreads()
                 for (int block : blocks) {                      // use the stage's data
                     long i = (long) block * blockSize + blockSize - 1 - t;
-                    if (ctx.loadFloat(buffer, i) != Floats.get(in, i)) {
-                        ok.set(false);
-                    }
+                    Floats.set(out, i, ctx.loadFloat(buffer, i));
                 }
             }
         });
-        return ok.get();
+        return out;
     }
 
     /** {@code __syncthreads()}, or the planted mistake in its place. */

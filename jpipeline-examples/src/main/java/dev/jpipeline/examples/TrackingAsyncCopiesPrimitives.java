@@ -7,7 +7,6 @@ import static dev.jpipeline.simt.PipelinePrimitives.pipelineWaitPrior;
 import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
 import java.lang.foreign.MemorySegment;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * CUDA Programming Guide 4.10.6, the primitives version ({@code __pipeline_memcpy_async} and friends): three
@@ -16,6 +15,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * of each, which the mirrored thread copied).
  */
 public final class TrackingAsyncCopiesPrimitives implements Example {
+
+    /** The block of each read, in the order a thread reads them: blocks 0, then 0 to 2, then 0 to 3. */
+    private static final int[] BLOCK_OF_READ = {0, 0, 1, 2, 0, 1, 2, 3};
 
     private final int blockSize;
     /** The planted mistake, or null for the documentation's code. */
@@ -59,8 +61,22 @@ public final class TrackingAsyncCopiesPrimitives implements Example {
 
     @Override
     public boolean run() {
+        return Floats.equal(launch(), 8 * blockSize,
+            i -> 3 * (BLOCK_OF_READ[i / blockSize] * blockSize + i % blockSize) + 1);
+    }
+
+    /**
+     * The elements each thread uses, in the order it reads them: the k-th read of thread t (element
+     * {@code blockSize - 1 - t} of block {@code BLOCK_OF_READ[k]}) is out[k * blockSize + blockSize - 1 - t].
+     */
+    @Override
+    public int[] output() {
+        return Floats.bits(launch(), 8 * blockSize);
+    }
+
+    private MemorySegment launch() {
         MemorySegment in = Floats.floats(4 * blockSize, i -> 3 * i + 1);
-        AtomicBoolean ok = new AtomicBoolean(true);
+        MemorySegment out = Floats.floats(8 * blockSize, i -> -1);
         Kernel.launch(Dim3.of(1), Dim3.of(blockSize), 4L * 4 * blockSize, ctx -> {
             MemorySegment buffer = ctx.dynamicShared();
             int t = ctx.threadIdx().x();
@@ -81,17 +97,16 @@ public final class TrackingAsyncCopiesPrimitives implements Example {
             }
             int[] priors = {2, 1, 0};
             int[][] blocksReady = {{0}, {0, 1, 2}, {0, 1, 2, 3}};
+            int k = 0;
             for (int step = 0; step < 3; step++) {
                 pipelineWaitPrior(priors[step]);            // all but the `prior` newest batches
                 ctx.syncThreads();
                 for (int block : blocksReady[step]) {
                     long i = (long) block * blockSize + blockSize - 1 - t;
-                    if (ctx.loadFloat(buffer, i) != Floats.get(in, i)) {
-                        ok.set(false);
-                    }
+                    Floats.set(out, (long) k++ * blockSize + blockSize - 1 - t, ctx.loadFloat(buffer, i));
                 }
             }
         });
-        return ok.get();
+        return out;
     }
 }
