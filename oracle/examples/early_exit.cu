@@ -36,6 +36,11 @@ __global__ void early_exit(const float* in, float* out, int* last_owners) {
     out[b * threads + t] = smem[(b % 2) * threads + t] + 1;
     pipe.consumer_release();
   }
+#ifdef FAULT_LEAVE_WITHOUT_QUIT
+  if (my_batches < batches) {
+    return;  // BUG: the leavers end without quit() (the pipeline's destructor quits for them)
+  }
+#endif
   if (pipe.quit()) {  // the leavers quit early; the others when they are done
     atomicAdd(last_owners, 1);
   }
