@@ -123,6 +123,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** An accessor read of element {@code index} ({@code bytes} wide): a scheduling point, then the poison check. */
     void load(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "load");
+        checkPoison(kt, memory, index, bytes);
+    }
+
+    private void checkPoison(KernelThread kt, MemorySegment memory, long index, int bytes) {
         if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;                 // not shared memory, or the access itself throws
         }
@@ -144,6 +148,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** An accessor write: a scheduling point; the thread becomes the words' last writer. */
     void store(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "store");
+        markStored(kt, memory, index, bytes);
+    }
+
+    private void markStored(KernelThread kt, MemorySegment memory, long index, int bytes) {
         if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;
         }
@@ -153,6 +161,16 @@ final class CheckedLaunch implements Interleaver, CopyService {
             shadow.mark(address, bytes, SharedShadow.STORED, kt.rank);
             session.trace(kt, " stores ", shadow.name, " +", address - shadow.memory.address());
         }
+    }
+
+    /**
+     * An accessor atomic ({@code atomicAdd}, {@code atomicCAS}) on int {@code index}: a scheduling point, then the
+     * poison check of a read, and the thread becomes the word's last writer.
+     */
+    void atomic(KernelThread kt, MemorySegment memory, long index) {
+        kt.scheduler.yieldPoint(kt, "atomic");
+        checkPoison(kt, memory, index, 4);
+        markStored(kt, memory, index, 4);
     }
 
     /** Poisons {@code range} and marks it in its shadow, if it is shared memory. */
