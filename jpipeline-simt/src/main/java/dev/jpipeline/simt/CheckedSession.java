@@ -46,7 +46,23 @@ final class CheckedSession {
     private String findingMessage;
     private List<String> findingTrace;
 
+    /** One access of a run: its launch's number in the run, the block (linear), the thread's rank, its number. */
+    record AccessId(int launch, int block, int rank, int seq) {
+    }
+
+    /** The access whose site this run records (RaceDetector's second run of a race), or null. */
+    private final AccessId siteWanted;
+    /** The access whose site the run's first finding, a race, could not name, or null. */
+    private AccessId siteNeeded;
+    private int launches;
+
     CheckedSession(Schedule schedule) {
+        this(schedule, null);
+    }
+
+    /** A session that records the site of access {@code siteWanted} (null: of none). */
+    CheckedSession(Schedule schedule, AccessId siteWanted) {
+        this.siteWanted = siteWanted;
         this.schedule = schedule;
         this.random = new SplittableRandom(schedule.seed());
         this.landOdds = LAND_ODDS[random.nextInt(LAND_ODDS.length)];
@@ -62,6 +78,28 @@ final class CheckedSession {
     /** Whether a copy in flight lands now, though a thread could run: one decision. */
     boolean landsNow() {
         return ++decisions <= schedule.randomizedDecisions() && landOdds != 0 && random.nextInt(landOdds) == 0;
+    }
+
+    /** A checked launch of the run starts: its number in the run. */
+    int launchStarts() {
+        return launches++;
+    }
+
+    /** Whether the site of this access is to be recorded. */
+    boolean wantsSite(int launch, int block, int rank, int seq) {
+        AccessId w = siteWanted;
+        return w != null && w.seq() == seq && w.rank() == rank && w.block() == block && w.launch() == launch;
+    }
+
+    /** The run's first finding, a race, needs the site of {@code access}, which was not recorded. */
+    void needSite(AccessId access) {
+        if (siteNeeded == null) {
+            siteNeeded = access;
+        }
+    }
+
+    AccessId siteNeeded() {
+        return siteNeeded;
     }
 
     long decisions() {
