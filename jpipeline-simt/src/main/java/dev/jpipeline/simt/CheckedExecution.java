@@ -79,10 +79,10 @@ public final class CheckedExecution {
         }
         CheckedSession session = new CheckedSession(schedule);
         Outcome<R> outcome = runOnce(session, replayLine, run);
-        CheckedSession.AccessId unnamed = session.siteNeeded();
-        if (outcome.finding() != null && outcome.finding().kind() == FindingKind.DATA_RACE && unnamed != null) {
-            // the race's first access did not record its site: the same schedule makes the same accesses again,
-            // and this time that access records it (RaceDetector)
+        List<CheckedSession.AccessId> unnamed = session.sitesNeeded();
+        if (outcome.finding() != null && outcome.finding().kind() == FindingKind.DATA_RACE && !unnamed.isEmpty()) {
+            // the race's accesses did not record their sites: the same schedule makes the same accesses again, and
+            // this time those accesses record them (RaceDetector)
             Outcome<R> named = runOnce(new CheckedSession(schedule, unnamed), replayLine, run);
             if (named.finding() != null && named.finding().kind() == FindingKind.DATA_RACE) {
                 outcome = named;

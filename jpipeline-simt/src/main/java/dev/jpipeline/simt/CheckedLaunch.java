@@ -215,13 +215,16 @@ final class CheckedLaunch implements Interleaver, CopyService {
      * asked of the session, which runs the schedule again to record it (CheckedExecution.replay).
      */
     private String raceMessage(RaceDetector.Race race, String nowSite) {
-        WordHistory.Access before = race.before();
-        String beforeSite = before.site();
-        if (beforeSite == null) {
-            session.needSite(new CheckedSession.AccessId(ordinal, before.block(), before.rank(), before.seq()));
-            beforeSite = "(a site recorded when the schedule runs again)";
+        return races.describe(race, nowSite != null ? nowSite : siteOf(race.now()), siteOf(race.before()));
+    }
+
+    /** {@code a}'s site, or, where it was not recorded, a placeholder and a request to record it on a rerun. */
+    private String siteOf(WordHistory.Access a) {
+        if (a.site() != null) {
+            return a.site();
         }
-        return races.describe(race, nowSite, beforeSite);
+        session.needSite(new CheckedSession.AccessId(ordinal, a.block(), a.rank(), a.seq()));
+        return "(a site recorded when the schedule runs again)";
     }
 
     /** Poisons {@code range} and marks it in its shadow, if it is shared memory. */
@@ -308,6 +311,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
         /** The issuer's clock and epoch at the issue, which its writes carry (RaceDetector); null when off. */
         VectorClock clock;
         int epoch;
+        /** Its issue's access number (RaceDetector), and its site where recorded. */
+        int seq;
         String site;
 
         PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
@@ -398,7 +403,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (races != null) {
             copy.clock = races.copyClock(kt);
             copy.epoch = races.epoch(kt);
-            copy.site = accessSite();
+            copy.seq = races.countAccess(kt);
+            copy.site = session.wantsSite(ordinal, races.block(), kt.rank, copy.seq) ? accessSite() : null;
         }
         pending.add(copy);
         session.trace(kt, " issues ", copy);
@@ -450,15 +456,15 @@ final class CheckedLaunch implements Interleaver, CopyService {
     private void copyWrites(PendingCopy copy) {
         long from = copy.dst.address() & ~3L;
         long to = copy.dst.address() + copy.dst.byteSize();
+        SharedShadow shadow = shadowOf(copy.dst.address());     // a copy's destination lies in one piece of memory
         for (long address = from; address < to; address += 4) {
-            SharedShadow shadow = shadowOf(address);
             RaceDetector.Place place = shadow == null
                 ? new RaceDetector.Place(null, (address - copy.dst.address()) / 4, copy.dst.byteSize(), true)
                 : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true);
-            RaceDetector.Race race = races.copyLands(copy.issuer.rank, copy.epoch, copy.clock, copy.site, address,
-                shadow != null, place);
+            RaceDetector.Race race = races.copyLands(copy.issuer.rank, copy.epoch, copy.seq, copy.clock, copy.site,
+                address, shadow != null, place);
             if (race != null) {
-                fail(FindingKind.DATA_RACE, raceMessage(race, copy.site));
+                fail(FindingKind.DATA_RACE, raceMessage(race, null));
                 return;
             }
         }

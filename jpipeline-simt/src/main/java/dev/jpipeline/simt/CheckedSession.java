@@ -50,19 +50,19 @@ final class CheckedSession {
     record AccessId(int launch, int block, int rank, int seq) {
     }
 
-    /** The access whose site this run records (RaceDetector's second run of a race), or null. */
-    private final AccessId siteWanted;
-    /** The access whose site the run's first finding, a race, could not name, or null. */
-    private AccessId siteNeeded;
+    /** The accesses whose sites this run records (RaceDetector's second run of a race): empty for most runs. */
+    private final List<AccessId> sitesWanted;
+    /** The accesses whose sites the run's races could not name, in the order asked. */
+    private final List<AccessId> sitesNeeded = new ArrayList<>(2);
     private int launches;
 
     CheckedSession(Schedule schedule) {
-        this(schedule, null);
+        this(schedule, List.of());
     }
 
-    /** A session that records the site of access {@code siteWanted} (null: of none). */
-    CheckedSession(Schedule schedule, AccessId siteWanted) {
-        this.siteWanted = siteWanted;
+    /** A session that records the sites of the accesses {@code sitesWanted}. */
+    CheckedSession(Schedule schedule, List<AccessId> sitesWanted) {
+        this.sitesWanted = List.copyOf(sitesWanted);
         this.schedule = schedule;
         this.random = new SplittableRandom(schedule.seed());
         this.landOdds = LAND_ODDS[random.nextInt(LAND_ODDS.length)];
@@ -87,19 +87,16 @@ final class CheckedSession {
 
     /** Whether the site of this access is to be recorded. */
     boolean wantsSite(int launch, int block, int rank, int seq) {
-        AccessId w = siteWanted;
-        return w != null && w.seq() == seq && w.rank() == rank && w.block() == block && w.launch() == launch;
+        return !sitesWanted.isEmpty() && sitesWanted.contains(new AccessId(launch, block, rank, seq));
     }
 
-    /** The run's first finding, a race, needs the site of {@code access}, which was not recorded. */
+    /** A race of the run needs the site of {@code access}, which was not recorded. */
     void needSite(AccessId access) {
-        if (siteNeeded == null) {
-            siteNeeded = access;
-        }
+        sitesNeeded.add(access);
     }
 
-    AccessId siteNeeded() {
-        return siteNeeded;
+    List<AccessId> sitesNeeded() {
+        return sitesNeeded;
     }
 
     long decisions() {

@@ -27,7 +27,7 @@ import java.util.HashMap;
  * site is not recorded; each access has a number (the thread's count of accesses in the launch). A race names its
  * second access's site at once (it is on the stack) and the first one's by that number: the run that found it
  * is run again under the same schedule, which makes the same accesses, and that run records the site of that
- * access (CheckedSession.siteWanted). A copy's site is recorded at its issue.
+ * access (CheckedSession.sitesWanted). A copy's issue counts as its issuer's access, and names its site alike.
  * Confinement: one CUDA thread runs at a time (the turn of a checked launch), copies land under the scheduler's
  * lock, and the hand-offs order every call: plain fields.
  * </pre>
@@ -135,6 +135,11 @@ final class RaceDetector {
         return accesses[kt.rank];
     }
 
+    /** Counts an access of {@code kt} that is not recorded here (a copy's issue): its number. */
+    int countAccess(KernelThread kt) {
+        return accesses[kt.rank]++;
+    }
+
     /** A race: access {@code now}, to {@code place}, conflicts with the earlier access {@code before}. */
     record Race(WordHistory.Access now, WordHistory.Access before, Place place) {
     }
@@ -149,12 +154,13 @@ final class RaceDetector {
     }
 
     /**
-     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock} from {@code site} lands on the
-     * word at {@code address}: the race its write makes, or null.
+     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock}, its access number {@code seq},
+     * from {@code site} (null when not recorded) lands on the word at {@code address}: the race its write makes, or
+     * null.
      */
-    Race copyLands(int issuer, int epoch, VectorClock clock, String site, long address, boolean shared,
+    Race copyLands(int issuer, int epoch, int seq, VectorClock clock, String site, long address, boolean shared,
                    Place place) {
-        return record(new WordHistory.Access(block, issuer, epoch, -1, WordHistory.Kind.COPY, site), clock, address,
+        return record(new WordHistory.Access(block, issuer, epoch, seq, WordHistory.Kind.COPY, site), clock, address,
             shared, place);
     }
 
