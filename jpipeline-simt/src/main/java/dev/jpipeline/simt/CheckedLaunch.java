@@ -201,12 +201,13 @@ final class CheckedLaunch implements Interleaver, CopyService {
         }
         long address = memory.address() + index * 4;
         SharedShadow shadow = shadowOf(address);
-        RaceDetector.Place place = shadow == null ? new RaceDetector.Place(null, index, memory.byteSize(), false)
-            : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, false);
         String site = session.wantsSite(ordinal, races.block(), kt.rank, races.nextAccess(kt)) ? accessSite() : null;
-        RaceDetector.Race race = races.access(kt, address, shadow != null, place, kind, site);
+        RaceDetector.Race race = races.access(kt, shadow != null ? shadow.history(address) : races.globalWord(address),
+            kind, site);
         if (race != null) {
-            throw violation(FindingKind.DATA_RACE, raceMessage(race, site != null ? site : accessSite()));
+            RaceDetector.Place place = shadow == null ? new RaceDetector.Place(null, index, memory.byteSize(), false)
+                : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, false);
+            throw violation(FindingKind.DATA_RACE, raceMessage(race, place, site != null ? site : accessSite()));
         }
     }
 
@@ -214,8 +215,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
      * A race's message: {@code nowSite} is where its second access is; the first one's site, if not recorded, is
      * asked of the session, which runs the schedule again to record it (CheckedExecution.replay).
      */
-    private String raceMessage(RaceDetector.Race race, String nowSite) {
-        return races.describe(race, nowSite != null ? nowSite : siteOf(race.now()), siteOf(race.before()));
+    private String raceMessage(RaceDetector.Race race, RaceDetector.Place place, String nowSite) {
+        return races.describe(race, place, nowSite != null ? nowSite : siteOf(race.now()), siteOf(race.before()));
     }
 
     /** {@code a}'s site, or, where it was not recorded, a placeholder and a request to record it on a rerun. */
@@ -313,6 +314,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         int epoch;
         /** Its issue's access number (RaceDetector), and its site where recorded. */
         int seq;
+        int barriers;
         String site;
 
         PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
@@ -403,6 +405,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (races != null) {
             copy.clock = races.copyClock(kt);
             copy.epoch = races.epoch(kt);
+            copy.barriers = races.barriers(kt);
             copy.seq = races.countAccess(kt);
             copy.site = session.wantsSite(ordinal, races.block(), kt.rank, copy.seq) ? accessSite() : null;
         }
@@ -458,13 +461,14 @@ final class CheckedLaunch implements Interleaver, CopyService {
         long to = copy.dst.address() + copy.dst.byteSize();
         SharedShadow shadow = shadowOf(copy.dst.address());     // a copy's destination lies in one piece of memory
         for (long address = from; address < to; address += 4) {
-            RaceDetector.Place place = shadow == null
-                ? new RaceDetector.Place(null, (address - copy.dst.address()) / 4, copy.dst.byteSize(), true)
-                : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true);
-            RaceDetector.Race race = races.copyLands(copy.issuer.rank, copy.epoch, copy.seq, copy.clock, copy.site,
-                address, shadow != null, place);
+            RaceDetector.Race race = races.copyLands(copy.issuer.rank, copy.epoch, copy.barriers, copy.seq, copy.clock,
+                copy.site,
+                shadow != null ? shadow.history(address) : races.globalWord(address));
             if (race != null) {
-                fail(FindingKind.DATA_RACE, raceMessage(race, null));
+                RaceDetector.Place place = shadow == null
+                    ? new RaceDetector.Place(null, (address - copy.dst.address()) / 4, copy.dst.byteSize(), true)
+                    : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true);
+                fail(FindingKind.DATA_RACE, raceMessage(race, place, null));
                 return;
             }
         }

@@ -7,22 +7,25 @@ import java.util.HashMap;
  * same 4-byte word, at least one writes, and nothing orders them (DJIT+ vector clocks, FastTrack-style histories).
  *
  * <pre>
- * Clocks: each thread of the running block has a VectorClock. A synchronization (a phase of __syncthreads, of a
- * __syncwarp or tile sync, of a pipeline side's batch, of a cuda::barrier) has one clock per phase: a release joins
- * the thread's clock into it and ticks the thread's own entry; an acquire joins it into the thread's clock. A
- * barrier's arrivals all come before any of its waits end, so each wait sees every arrival of its phase. Phases
- * further than WINDOW behind the newest released are forgotten.
+ * Clocks: each thread of the running block has a VectorClock. A synchronization (a phase of a __syncwarp or tile
+ * sync, of a pipeline side's batch, of a cuda::barrier) has one clock per phase: a release joins the thread's clock
+ * into it and ticks the thread's own entry; an acquire joins it into the thread's clock. A barrier's arrivals all
+ * come before any of its waits end, so each wait sees every arrival of its phase. Phases further than WINDOW behind
+ * the newest released are forgotten. The block's __syncthreads, which every thread of the block takes part in, is
+ * counted instead (passedBlockBarrier): no clock of the block's size is joined at each of its phases.
  * Accesses: each accessor access is recorded in its word's WordHistory with the thread's epoch (block, rank, its
- * own clock entry); an earlier access (u, c) is ordered before the access of thread t when they are the same thread,
- * or of the same block with c <= t's clock[u]. Threads of different blocks are never ordered: checked execution
- * runs blocks one after another, a GPU does not (a launch has no grid sync: cooperative launches are not checked).
+ * own clock entry) and its count of __syncthreads passed; an earlier access (u, c, k) happens-before the access of
+ * thread t when they are the same thread, or of the same block with k below t's count or c <= t's clock[u].
+ * Threads of different blocks are never ordered: checked execution runs blocks one after another, a GPU does not
+ * (a launch has no grid sync: cooperative launches are not checked).
  * Two atomics never race; an atomic and a plain access do.
  * Copies: a memcpy_async writes its destination when it lands, as its issuer at the issue: its clock is the
  * issuer's clock then, and its epoch the issuer's. A wait that the issuer's later release orders (a commit, an
  * arrival) therefore orders the copy's writes too. That also orders threads that synchronized with the issuer after
  * the issue by other means, before the copy landed: reads of a copy that has not landed are poison findings anyway.
- * Words: shared memory is keyed by address for the running block only (a block's shared memory may reuse the
- * addresses of the one before); global memory (any other native segment) for the whole launch.
+ * Words: shared memory's histories live in the running block's SharedShadows (a block's shared memory may reuse
+ * the addresses of the one before, and starts with none); global memory's (any other native segment) here, by
+ * address, for the whole launch.
  * Sites: walking the stack at every access would cost more than the rest of checked execution, so an access's
  * site is not recorded; each access has a number (the thread's count of accesses in the launch). A race names its
  * second access's site at once (it is on the stack) and the first one's by that number: the run that found it
@@ -48,7 +51,9 @@ final class RaceDetector {
     private VectorClock[] clocks;
     /** Each thread's count of accesses in the launch so far, by block rank. */
     private int[] accesses;
-    private final HashMap<Long, WordHistory> sharedWords = new HashMap<>();
+    /** How many of its block's __syncthreads each thread has passed, by block rank. */
+    private int[] barriers;
+    /** Global memory's words by address / 4 (shared memory's live in their SharedShadow). */
     private final HashMap<Long, WordHistory> globalWords = new HashMap<>();
     private final HashMap<SyncPhase, VectorClock> syncs = new HashMap<>();
 
@@ -66,8 +71,8 @@ final class RaceDetector {
 
     /**
      * Where an access was: word {@code word} of shared memory {@code shared} (its name), or of a global segment of
-     * {@code bytes} bytes (shared null), the one an accessor was given or a copy's destination. Made for every
-     * access, so its text is made only for a finding.
+     * {@code bytes} bytes (shared null), the one an accessor was given or a copy's destination. Made for a
+     * finding only.
      */
     record Place(String shared, long word, long bytes, boolean copy) {
         @Override
@@ -92,10 +97,10 @@ final class RaceDetector {
         block = linear;
         clocks = new VectorClock[size];
         accesses = new int[size];
+        barriers = new int[size];
         for (int r = 0; r < size; r++) {
             clocks[r] = VectorClock.ofThread(size, r);
         }
-        sharedWords.clear();
         syncs.clear();
     }
 
@@ -105,6 +110,23 @@ final class RaceDetector {
         syncs.computeIfAbsent(new SyncPhase(sync, phase), k -> new VectorClock(c.size())).join(c);
         syncs.remove(new SyncPhase(sync, phase - WINDOW));
         c.tick(kt.rank);
+    }
+
+    /**
+     * {@code kt} passed a __syncthreads of its block. Every thread of the block takes part in every phase (a
+     * thread that left before one is a PARTIAL_BARRIER), so a thread that has passed k of them is ordered after
+     * every access made before the k-th by any thread of the block, and after nothing else: counting them orders
+     * those accesses without joining clocks of the block's size at every phase. A thread that learns of an access
+     * through other syncs has passed every __syncthreads that the access's thread had passed (it arrived there too),
+     * so the count and the clocks together give happens-before.
+     */
+    void passedBlockBarrier(KernelThread kt) {
+        barriers[kt.rank]++;
+    }
+
+    /** How many __syncthreads {@code kt} has passed (a copy's issue carries it). */
+    int barriers(KernelThread kt) {
+        return barriers[kt.rank];
     }
 
     /** {@code kt} acquired phase {@code phase} of {@code sync}: every release of it happens-before what follows. */
@@ -140,35 +162,39 @@ final class RaceDetector {
         return accesses[kt.rank]++;
     }
 
-    /** A race: access {@code now}, to {@code place}, conflicts with the earlier access {@code before}. */
-    record Race(WordHistory.Access now, WordHistory.Access before, Place place) {
+    /** A race: access {@code now} conflicts with the earlier access {@code before}. */
+    record Race(WordHistory.Access now, WordHistory.Access before) {
+    }
+
+    /** The history of the global memory word at native {@code address}. */
+    WordHistory globalWord(long address) {
+        return globalWords.computeIfAbsent(address >>> 2, k -> new WordHistory());
     }
 
     /**
-     * An accessor access by {@code kt} of the word at native {@code address}, from {@code site} if recorded (else
-     * null): the race it makes, or null. The access is recorded either way.
+     * An accessor access by {@code kt} of the word whose history is {@code word}, from {@code site} if recorded
+     * (else null): the race it makes, or null. The access is recorded either way.
      */
-    Race access(KernelThread kt, long address, boolean shared, Place place, WordHistory.Kind kind, String site) {
-        WordHistory.Access a = new WordHistory.Access(block, kt.rank, epoch(kt), accesses[kt.rank]++, kind, site);
-        return record(a, clocks[kt.rank], address, shared, place);
+    Race access(KernelThread kt, WordHistory word, WordHistory.Kind kind, String site) {
+        WordHistory.Access a = new WordHistory.Access(block, kt.rank, epoch(kt), barriers[kt.rank],
+            accesses[kt.rank]++, kind, site);
+        return record(a, clocks[kt.rank], word);
     }
 
     /**
-     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock}, its access number {@code seq},
-     * from {@code site} (null when not recorded) lands on the word at {@code address}: the race its write makes, or
-     * null.
+     * A copy issued by {@code issuer} in epoch {@code epoch} after {@code barriers} __syncthreads, with clock
+     * {@code clock}, its access number {@code seq},
+     * from {@code site} (null when not recorded) lands on the word whose history is {@code word}: the race its
+     * write makes, or null.
      */
-    Race copyLands(int issuer, int epoch, int seq, VectorClock clock, String site, long address, boolean shared,
-                   Place place) {
-        return record(new WordHistory.Access(block, issuer, epoch, seq, WordHistory.Kind.COPY, site), clock, address,
-            shared, place);
+    Race copyLands(int issuer, int epoch, int barriers, int seq, VectorClock clock, String site, WordHistory word) {
+        return record(new WordHistory.Access(block, issuer, epoch, barriers, seq, WordHistory.Kind.COPY, site), clock,
+            word);
     }
 
-    private Race record(WordHistory.Access a, VectorClock clock, long address, boolean shared, Place place) {
-        HashMap<Long, WordHistory> words = shared ? sharedWords : globalWords;
-        WordHistory h = words.computeIfAbsent(address >>> 2, k -> new WordHistory());
+    private Race record(WordHistory.Access a, VectorClock clock, WordHistory h) {
         WordHistory.Access racing = null;
-        if (h.write != null && !ordered(h.write, a, clock)) {
+        if (h.write != null && !h.write.happensBefore(a, clock)) {
             racing = h.write;
         }
         if (racing == null && a.kind() != WordHistory.Kind.ATOMIC) {
@@ -186,26 +212,21 @@ final class RaceDetector {
                 h.atomics.clear();
             }
         }
-        return racing == null ? null : new Race(a, racing, place);
+        return racing == null ? null : new Race(a, racing);
     }
 
     private static WordHistory.Access firstUnordered(java.util.List<WordHistory.Access> list, WordHistory.Access a,
                                                      VectorClock clock) {
         for (WordHistory.Access old : list) {
-            if (!ordered(old, a, clock)) {
+            if (!old.happensBefore(a, clock)) {
                 return old;
             }
         }
         return null;
     }
 
-    /** Whether {@code old} happens-before {@code a}, whose thread's clock is {@code clock}. */
-    private static boolean ordered(WordHistory.Access old, WordHistory.Access a, VectorClock clock) {
-        return old.block() == a.block() && (old.rank() == a.rank() || old.clock() <= clock.get(old.rank()));
-    }
-
     /** The finding's message: both threads, what each did where ({@code nowSite}, {@code beforeSite}), why. */
-    String describe(Race race, String nowSite, String beforeSite) {
+    String describe(Race race, Place place, String nowSite, String beforeSite) {
         WordHistory.Access a = race.now();
         WordHistory.Access old = race.before();
         String why = a.block() != old.block()
@@ -213,7 +234,7 @@ final class RaceDetector {
                 + "them one after another)"
             : "nothing orders the two accesses (no __syncthreads, __syncwarp or tile sync of both, pipeline wait or "
                 + "release, barrier phase or landed copy between them)";
-        return thread(a) + " " + a.kind().present + " " + race.place() + " at " + nowSite + ", and " + thread(old)
+        return thread(a) + " " + a.kind().present + " " + place + " at " + nowSite + ", and " + thread(old)
             + " " + old.kind().past + " it at " + beforeSite + ": " + why;
     }
 

@@ -11,12 +11,20 @@ final class SyncSite implements WaitSite {
     private final PhaseBarrier barrier;
     /** Checked execution's view of the barrier, or null. */
     final SyncCheck check;
+    /** Whether it is its block's __syncthreads, where every thread of the block takes part. */
+    private final boolean blockWide;
 
     SyncSite(String name, PhaseBarrier barrier) {
         this(name, barrier, null);
     }
 
     SyncSite(String name, PhaseBarrier barrier, SyncCheck check) {
+        this(name, barrier, check, false);
+    }
+
+    /** @param blockWide whether it is its block's __syncthreads (the race detector counts those) */
+    SyncSite(String name, PhaseBarrier barrier, SyncCheck check, boolean blockWide) {
+        this.blockWide = blockWide;
         this.name = name;
         this.barrier = barrier;
         this.check = check;
@@ -46,14 +54,19 @@ final class SyncSite implements WaitSite {
      * every member does after the phase (the race detector's release).
      */
     void arrived(KernelThread kt, int phase) {
-        if (kt.checked.races != null) {
+        if (kt.checked.races != null && !blockWide) {
             kt.checked.races.release(kt, this, phase);
         }
     }
 
     /** Under checked execution, {@code kt} passed phase {@code phase}: the detector's acquire. */
     void passed(KernelThread kt, int phase) {
-        if (kt.checked.races != null) {
+        if (kt.checked.races == null) {
+            return;
+        }
+        if (blockWide) {
+            kt.checked.races.passedBlockBarrier(kt);
+        } else {
             kt.checked.races.acquire(kt, this, phase);
         }
     }

@@ -40,11 +40,21 @@ final class WordHistory {
     }
 
     /**
-     * One access: by thread {@code rank} of block {@code block} (linear) in that thread's epoch {@code clock}, the
-     * thread's access number {@code seq} of the launch, from {@code site} (the kernel frames, with lines), or null
-     * where the site was not recorded (RaceDetector: recorded for a copy, and on the replay that names a race).
+     * One access: by thread {@code rank} of block {@code block} (linear) in that thread's epoch {@code clock},
+     * after it passed {@code barriers} of its block's {@code __syncthreads}, the thread's access number {@code seq}
+     * of the launch, from {@code site} (the kernel frames, with lines), or null where the site was not recorded
+     * (RaceDetector: it is on the run that names a race).
      */
-    record Access(int block, int rank, int clock, int seq, Kind kind, String site) {
+    record Access(int block, int rank, int clock, int barriers, int seq, Kind kind, String site) {
+
+        /**
+         * Whether this access happens-before {@code a}, whose thread's clock is {@code c}: the same thread, or a
+         * thread of the same block that {@code a}'s thread has synchronized with since (a __syncthreads passed
+         * after this access, or a chain of releases and acquires, RaceDetector).
+         */
+        boolean happensBefore(Access a, VectorClock c) {
+            return block == a.block && (rank == a.rank || barriers < a.barriers || clock <= c.get(rank));
+        }
     }
 
     Access write;
@@ -61,7 +71,7 @@ final class WordHistory {
                 drop = earlierBlockKept;
                 earlierBlockKept = true;
             } else {
-                drop = old.rank == a.rank || old.clock <= clock.get(old.rank);
+                drop = old.happensBefore(a, clock);
             }
             if (drop) {
                 list.remove(i);
