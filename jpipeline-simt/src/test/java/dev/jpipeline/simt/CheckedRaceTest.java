@@ -341,6 +341,53 @@ class CheckedRaceTest {
         }, 50);
     }
 
+    @Test
+    void aParityWaitThatFindsThePhaseCompleteStillOrdersItsArrivals() {
+        clean(() -> {
+            MemorySegment g = ints(1);
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(2));
+                if (ctx.threadRank() == 0) {
+                    ctx.storeInt(g, 0, 7);
+                    bar.arrive();
+                } else {
+                    bar.arrive();
+                    bar.waitParity(false);      // phase 0; returns at once where thread 1 arrived last
+                    ctx.loadInt(g, 0);
+                }
+            });
+            return 0;
+        }, 100);
+    }
+
+    /** Threads 0 and {@code reader} of a block of 8; tiles of 4 sync between the write and the read. */
+    private static void tileHandOff(int reader) {
+        MemorySegment g = ints(1);
+        Kernel.launch(Dim3.of(1), Dim3.of(8), 0, ctx -> {
+            var tile = ctx.tiledPartition(4);
+            if (ctx.threadRank() == 0) {
+                ctx.storeInt(g, 0, 1);
+            }
+            tile.sync();
+            if (ctx.threadRank() == reader) {
+                ctx.loadInt(g, 0);
+            }
+        });
+    }
+
+    @Test
+    void aTileSyncOrdersItsOwnTileOnly() {
+        clean(() -> {
+            tileHandOff(3);
+            return 0;
+        }, 60);
+        Finding f = found(() -> {
+            tileHandOff(4);
+            return 0;
+        }, 40);
+        assertTrue(f.message().contains("thread (4, 0, 0) of block (0, 0, 0)"), f.message());
+    }
+
     // ---------------------------------------------------------------------------------------------------------
     // Atomics
 
