@@ -191,19 +191,20 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     /**
      * Element {@code index} (4 bytes) of {@code memory}, accessed by {@code kt}, goes to the race detector: a race
-     * fails the launch with DATA_RACE. Heap segments are not watched, nor accesses inside the init of a
+     * fails the launch with DATA_RACE. Heap segments (a Java array's) are global memory too. Not watched: accesses
+     * inside the init of a
      * {@code ctx.shared} or {@code ctx.global} variable, which happen-before every thread that asks for its key.
      */
     private void race(KernelThread kt, MemorySegment memory, long index, WordHistory.Kind kind) {
-        if (races == null || !memory.isNative() || index < 0 || index >= memory.byteSize() / 4
-            || noSwitchDepth[kt.rank] > 0) {
+        if (races == null || index < 0 || index >= memory.byteSize() / 4 || noSwitchDepth[kt.rank] > 0) {
             return;     // (inside a shared or global init: ordered before every thread that asks for the key)
         }
-        long address = memory.address() + index * 4;
-        SharedShadow shadow = shadowOf(address);
+        long address = memory.address() + index * 4;      // a heap segment's: the offset in its array
+        SharedShadow shadow = memory.isNative() ? shadowOf(address) : null;
+        WordHistory word = shadow != null ? shadow.history(address) : memory.isNative() ? races.globalWord(address)
+            : races.heapWord(memory.heapBase().orElseThrow(), address);
         String site = session.wantsSite(ordinal, races.block(), kt.rank, races.nextAccess(kt)) ? accessSite() : null;
-        RaceDetector.Race race = races.access(kt, shadow != null ? shadow.history(address) : races.globalWord(address),
-            kind, site);
+        RaceDetector.Race race = races.access(kt, word, kind, site);
         if (race != null) {
             RaceDetector.Place place = shadow == null ? new RaceDetector.Place(null, index, memory.byteSize(), false)
                 : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, false);

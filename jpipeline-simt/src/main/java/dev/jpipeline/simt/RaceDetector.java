@@ -24,8 +24,8 @@ import java.util.HashMap;
  * arrival) therefore orders the copy's writes too. That also orders threads that synchronized with the issuer after
  * the issue by other means, before the copy landed: reads of a copy that has not landed are poison findings anyway.
  * Words: shared memory's histories live in the running block's SharedShadows (a block's shared memory may reuse
- * the addresses of the one before, and starts with none); global memory's (any other native segment) here, by
- * address, for the whole launch.
+ * the addresses of the one before, and starts with none); global memory's (any other segment: native ones by
+ * address, heap ones by array and offset) here, for the whole launch. Copies into heap segments are not watched.
  * Sites: walking the stack at every access would cost more than the rest of checked execution, so an access's
  * site is not recorded; each access has a number (the thread's count of accesses in the launch). A race names its
  * second access's site at once (it is on the stack) and the first one's by that number: the run that found it
@@ -55,6 +55,9 @@ final class RaceDetector {
     private int[] barriers;
     /** Global memory's words by address / 4 (shared memory's live in their SharedShadow). */
     private final HashMap<Long, WordHistory> globalWords = new HashMap<>();
+    /** Heap segments' words: by array (identity), then by byte offset / 4. */
+    private final java.util.IdentityHashMap<Object, HashMap<Long, WordHistory>> heapWords =
+        new java.util.IdentityHashMap<>();
     private final HashMap<SyncPhase, VectorClock> syncs = new HashMap<>();
 
     private record SyncPhase(Object sync, long phase) {
@@ -169,6 +172,12 @@ final class RaceDetector {
     /** The history of the global memory word at native {@code address}. */
     WordHistory globalWord(long address) {
         return globalWords.computeIfAbsent(address >>> 2, k -> new WordHistory());
+    }
+
+    /** The history of the word at byte offset {@code offset} of Java array {@code array} (a heap segment's). */
+    WordHistory heapWord(Object array, long offset) {
+        return heapWords.computeIfAbsent(array, k -> new HashMap<>())
+            .computeIfAbsent(offset >>> 2, k -> new WordHistory());
     }
 
     /**

@@ -119,6 +119,21 @@ class CheckedRaceTest {
     }
 
     @Test
+    void aJavaArraysSegmentIsGlobalMemoryToo() {
+        Finding f = found(() -> {
+            MemorySegment g = MemorySegment.ofArray(new int[4]);
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> ctx.storeInt(g, 3, ctx.threadRank()));
+            return 0;
+        }, 5);
+        assertTrue(f.message().contains("writes word 3 (byte offset 12) of global memory"), f.message());
+        clean(() -> {
+            MemorySegment g = MemorySegment.ofArray(new int[4]);
+            Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> ctx.storeInt(g, ctx.threadRank(), 1));
+            return 0;
+        }, 20);
+    }
+
+    @Test
     void threadsOfDifferentBlocksRaceOnGlobalMemoryThoughTheirBlocksRunOneAfterAnother() {
         Finding f = found(() -> {
             MemorySegment g = ints(1);

@@ -56,6 +56,23 @@ class KernelAtomicsTest {
     }
 
     @Test
+    void aKernelWhoseOnlyCallsAreAtomicsAndAccessorsIsCompiled() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(ResumptionScan.switchedOn(), "compilation switched off");
+        int start = COUNTER.get(ValueLayout.JAVA_INT, 0);
+        KernelRuns before = Kernel.runs();
+        Kernel.launch(Dim3.of(4), Dim3.of(32), 0, KernelAtomicsTest::countAndSwap);
+        assertEquals(4, Kernel.runs().compiledBlocks() - before.compiledBlocks(), "the scan admits the atomics");
+        assertEquals(start + 4 * 32, COUNTER.get(ValueLayout.JAVA_INT, 0));
+    }
+
+    private static final MemorySegment COUNTER = Arena.ofAuto().allocate(4, 4);
+
+    private static void countAndSwap(KernelContext ctx) {
+        ctx.atomicAddInt(COUNTER, 0, 1);
+        ctx.atomicCasInt(COUNTER, 0, -1, 0);
+    }
+
+    @Test
     void atomicCasWritesOnlyWhenTheExpectedValueIsThereAndReturnsTheOldValue() {
         MemorySegment word = Arena.ofAuto().allocate(8, 4);
         word.setAtIndex(ValueLayout.JAVA_INT, 1, 5);
