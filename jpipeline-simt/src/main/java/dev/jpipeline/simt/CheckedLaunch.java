@@ -251,18 +251,30 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     @Override
     public void releases(Object sync, long phase) {
-        KernelThread kt = current();
-        if (races != null && kt.checked == this) {
+        KernelThread kt = ownThread();
+        if (kt != null) {
             races.release(kt, sync, phase);
         }
     }
 
     @Override
     public void acquires(Object sync, long phase) {
-        KernelThread kt = current();
-        if (races != null && kt.checked == this) {
+        KernelThread kt = ownThread();
+        if (kt != null) {
             races.acquire(kt, sync, phase);
         }
+    }
+
+    /**
+     * The kernel thread of this launch running now, for the race detector; null when it is off or the caller is
+     * no thread of this launch (a barrier made in this launch and used later, by the host or another launch).
+     */
+    private KernelThread ownThread() {
+        if (races == null || !KernelContext.CURRENT.isBound()) {
+            return null;
+        }
+        KernelThread kt = KernelContext.CURRENT.get().thread();
+        return kt != null && kt.checked == this ? kt : null;
     }
 
     @Override

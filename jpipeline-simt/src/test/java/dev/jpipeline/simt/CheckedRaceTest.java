@@ -322,6 +322,16 @@ class CheckedRaceTest {
     // ---------------------------------------------------------------------------------------------------------
     // cuda::barrier
 
+    @Test
+    void aBarrierMadeInACheckedLaunchStillWorksForTheHostAfterwards() {
+        Barrier[] kept = new Barrier[1];
+        clean(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(1), 0, ctx -> kept[0] = ctx.shared("bar", () -> new Barrier(1)));
+            kept[0].arriveAndWait();        // the host thread: no kernel thread of the launch, nothing to order
+            return kept[0].phase();
+        }, 3);
+    }
+
     /** Thread 0 writes a word and arrives; thread 1 arrives and, if {@code waits}, waits for the phase; then reads. */
     private static void barrierHandOff(boolean waits) {
         MemorySegment g = ints(1);
