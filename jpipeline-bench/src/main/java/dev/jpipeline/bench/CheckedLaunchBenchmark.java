@@ -31,7 +31,8 @@ import org.openjdk.jmh.annotations.Warmup;
  * two-stage block-scope pipeline (each thread copies its float of the batch with a group {@code memcpyAsync},
  * waits, reads its mirror's float through the shared-memory accessor, releases), launched normally and under one
  * checked schedule (a new seed each time). Microseconds per launch or schedule; divide into threads for
- * thread-launches (or thread-schedules) per second.
+ * thread-launches (or thread-schedules) per second. {@code races=false} switches the data race detector off
+ * (jpipeline.simt.checked.races), so that its cost shows.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.MICROSECONDS)
@@ -46,12 +47,17 @@ public class CheckedLaunchBenchmark {
     @Param({"64", "256"})
     public int threads;
 
+    /** Whether checked execution's data race detector runs (its package-private switch): its cost is the difference. */
+    @Param({"true", "false"})
+    public boolean races;
+
     private MemorySegment in;
     private float[] out;
     private long seed;
 
     @Setup
     public void setUp() {
+        System.setProperty("jpipeline.simt.checked.races", String.valueOf(races));
         in = Arena.ofAuto().allocate(4L * threads * BATCHES, 16);
         for (int i = 0; i < threads * BATCHES; i++) {
             in.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);

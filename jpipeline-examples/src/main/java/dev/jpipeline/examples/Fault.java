@@ -55,6 +55,13 @@ enum Fault {
         "every thread runs both the producer and the consumer code of a role-partitioned pipeline: on a GPU the "
             + "block hangs (jpipeline fails the launch naming the rule, and nothing catches the failure here)"),
 
+    /** The blog's binary partitions ({@link BinaryPartitions}): a producer clears its pair's output after commit. */
+    CLEAR_AFTER_COMMIT("binary partitions: output cleared after producer_commit", FindingKind.DATA_RACE,
+        "each producer clears the output of its pair in global memory after producer_commit, while the consumer "
+            + "that waits for the batch writes the same words: nothing orders the two writes, so on a GPU the "
+            + "result is lost only when the producer is slow; no poison shows it, and racecheck does not watch "
+            + "global memory"),
+
     /** 4.10.5 ({@link EarlyExit}): the threads that leave early return without {@code quit()}. */
     LEAVE_WITHOUT_QUIT("4.10.5 early exit: the leavers return without quit()", FindingKind.HANGS_ON_GPU,
         "the threads that leave early return without quit(): jpipeline leaves for a thread's pipelines when it "
@@ -83,8 +90,8 @@ enum Fault {
             case RETURN_BEFORE_SYNCTHREADS -> TrackingAsyncCopiesPrimitives.small(this);
             case NO_SYNCTHREADS, DIVERGENT_SYNCTHREADS, SYNCWARP_MASKS_DISAGREE -> TrackingAsyncCopies.small(this);
             case READ_AFTER_RELEASE -> RolePartition.small(this);
+            case UNGUARDED_ROLES, CLEAR_AFTER_COMMIT -> BinaryPartitions.small(this);
             case LEAVE_WITHOUT_QUIT -> EarlyExit.small(this);
-            case UNGUARDED_ROLES -> BinaryPartitions.small(this);
         };
         return new FaultyVariant(this, broken);
     }

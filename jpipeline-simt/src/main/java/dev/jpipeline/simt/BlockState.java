@@ -65,7 +65,7 @@ final class BlockState {
             for (WarpState w : warps) {
                 w.reconverge();         // __syncthreads reconverges every warp of the block
             }
-        }), checked == null ? null : new SyncCheck("__syncthreads", 0, size, 0, null, true));
+        }), checked == null ? null : new SyncCheck("__syncthreads", 0, size, 0, null, true), true);
     }
 
     /**

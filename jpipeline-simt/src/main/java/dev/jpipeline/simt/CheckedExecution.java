@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * <p>Every {@link Kernel#launch} made by the run's thread while it runs checked behaves as follows:
  * <ul>
  *   <li>One CUDA thread of the whole launch runs at a time, the blocks one after another in index order. The turn
- *       may pass to another thread at every pipeline and barrier operation, sync, shared-memory access through the
- *       {@link KernelContext} accessors, and copy issue; the schedule's seed picks who runs next, and when each
+ *       may pass to another thread at every pipeline and barrier operation, sync, shared- or global-memory access
+ *       through the {@link KernelContext} accessors, and copy issue; the schedule's seed picks who runs next, and when each
  *       asynchronous copy lands (any time between its issue and the wait that needs it). The same schedule gives
  *       the same interleaving, so the same result and the same finding, every run.</li>
  *   <li>Dynamic shared memory and {@link KernelContext#sharedArray} start with a poison pattern (every 4-byte word
@@ -24,6 +24,13 @@ import java.util.function.Supplier;
  *       fails the launch with a {@link CheckViolation} naming the thread, the offset and the last writer.</li>
  *   <li>Syncs are checked: {@code __syncthreads} reached from different call sites, a block or warp barrier that
  *       part of its threads never reach, a {@code __syncwarp} mask that the lanes disagree on.</li>
+ *   <li>Data races are reported ({@link FindingKind#DATA_RACE}): two accesses through the accessors to one 4-byte
+ *       word of shared or global memory, by different threads, at least one a write (an atomic and a plain
+ *       access; two atomics never race), with nothing ordering them: no {@code __syncthreads}, {@code __syncwarp}
+ *       or tile sync of both, no pipeline commit and wait or release and acquire, no barrier phase, no landed copy
+ *       between them, or threads of different blocks. The finding names both threads and both call sites with
+ *       their lines, at the first schedule where both accesses happen, whatever the result. To name the first
+ *       access's site, the schedule runs a second time.</li>
  *   <li>A hang is reported as soon as every thread is blocked with no copy in flight, and timed waits use a
  *       virtual clock that moves only when nothing else can run, so a timeout is replayable too.</li>
  * </ul>
@@ -78,6 +85,22 @@ public final class CheckedExecution {
                 + SESSION.get().schedule);
         }
         CheckedSession session = new CheckedSession(schedule);
+        Outcome<R> outcome = runOnce(session, replayLine, run);
+        List<CheckedSession.AccessId> unnamed = session.sitesNeeded();
+        if (outcome.finding() != null && outcome.finding().kind() == FindingKind.DATA_RACE && !unnamed.isEmpty()) {
+            // the race's accesses did not record their sites: the same schedule makes the same accesses again, and
+            // this time those accesses record them (RaceDetector)
+            Outcome<R> named = runOnce(new CheckedSession(schedule, unnamed), replayLine, run);
+            if (named.finding() != null && named.finding().kind() == FindingKind.DATA_RACE) {
+                outcome = named;
+            }
+        }
+        return outcome;
+    }
+
+    private static <R> Outcome<R> runOnce(CheckedSession session, Function<Schedule, String> replayLine,
+                                          Supplier<R> run) {
+        Schedule schedule = session.schedule;
         R result = null;
         Throwable thrown = null;
         try {

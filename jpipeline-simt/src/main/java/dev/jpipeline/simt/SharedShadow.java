@@ -14,6 +14,7 @@ import java.lang.foreign.ValueLayout;
  * release) are poison; STORED (an accessor store) and LANDED (the thread's copy landed) are data. The bytes are the
  * truth, the code the attribution: a poison code over bytes that no longer hold the pattern means a write the
  * runtime could not see (a raw MemorySegment store), which is data.
+ * Races: each word's WordHistory (RaceDetector), made on its first access.
  * Confinement: checked execution runs one thread at a time; the turn's hand-off orders every access.
  * </pre>
  */
@@ -33,6 +34,8 @@ final class SharedShadow {
     final String name;
     final MemorySegment memory;
     private final int[] codes;
+    /** The race detector's history of each word, made on first use. */
+    private WordHistory[] histories;
 
     SharedShadow(String name, MemorySegment memory) {
         this.name = name;
@@ -45,6 +48,20 @@ final class SharedShadow {
     boolean covers(long address) {
         long from = memory.address();
         return address >= from && address < from + memory.byteSize();
+    }
+
+    /** The race detector's history of the word at native {@code address} (in this shadow). */
+    WordHistory history(long address) {
+        WordHistory[] all = histories;
+        if (all == null) {
+            all = histories = new WordHistory[codes.length];
+        }
+        int w = (int) ((address - memory.address()) >>> 2);
+        WordHistory h = all[w];
+        if (h == null) {
+            h = all[w] = new WordHistory();
+        }
+        return h;
     }
 
     /** Fills {@code range} (any segment) with the pattern. */

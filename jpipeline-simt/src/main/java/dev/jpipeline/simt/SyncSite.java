@@ -11,12 +11,20 @@ final class SyncSite implements WaitSite {
     private final PhaseBarrier barrier;
     /** Checked execution's view of the barrier, or null. */
     final SyncCheck check;
+    /** Whether it is its block's __syncthreads, where every thread of the block takes part. */
+    private final boolean blockWide;
 
     SyncSite(String name, PhaseBarrier barrier) {
         this(name, barrier, null);
     }
 
     SyncSite(String name, PhaseBarrier barrier, SyncCheck check) {
+        this(name, barrier, check, false);
+    }
+
+    /** @param blockWide whether it is its block's __syncthreads (the race detector counts those) */
+    SyncSite(String name, PhaseBarrier barrier, SyncCheck check, boolean blockWide) {
+        this.blockWide = blockWide;
         this.name = name;
         this.barrier = barrier;
         this.check = check;
@@ -27,13 +35,40 @@ final class SyncSite implements WaitSite {
      * execution a scheduling point, and the arrival is checked first.
      */
     void arriveAndWait() {
-        if (check != null) {
-            KernelThread kt = KernelContext.current("a sync").thread();
-            kt.scheduler.yieldPoint(kt, name);
-            check.arrive(kt);
+        if (check == null) {
+            int phase = barrier.arrive(1);
+            barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
+            return;
         }
+        KernelThread kt = KernelContext.current("a sync").thread();
+        kt.scheduler.yieldPoint(kt, name);
+        check.arrive(kt);
         int phase = barrier.arrive(1);
+        arrived(kt, phase);
         barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
+        passed(kt, phase);
+    }
+
+    /**
+     * Under checked execution, {@code kt} arrived at phase {@code phase}: what it did so far happens-before what
+     * every member does after the phase (the race detector's release).
+     */
+    void arrived(KernelThread kt, int phase) {
+        if (kt.checked.races != null && !blockWide) {
+            kt.checked.races.release(kt, this, phase);
+        }
+    }
+
+    /** Under checked execution, {@code kt} passed phase {@code phase}: the detector's acquire. */
+    void passed(KernelThread kt, int phase) {
+        if (kt.checked.races == null) {
+            return;
+        }
+        if (blockWide) {
+            kt.checked.races.passedBlockBarrier(kt);
+        } else {
+            kt.checked.races.acquire(kt, this, phase);
+        }
     }
 
     /** Its name, as checked execution's trace gives it. */
