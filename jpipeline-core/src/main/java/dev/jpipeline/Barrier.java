@@ -1,5 +1,6 @@
 package dev.jpipeline;
 
+import dev.jpipeline.internal.checked.Interleaver;
 import dev.jpipeline.internal.wait.Deadlines;
 import dev.jpipeline.internal.PhaseBarrier;
 import dev.jpipeline.internal.wait.WaitStatus;
@@ -33,6 +34,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that waits for (or ties a copy to) the phase it completes throw {@link IllegalStateException} instead of being
  * undefined behaviour or hanging. Waits are uninterruptible like CUDA's; {@link #awaitInterruptibly(long)}
  * follows {@code java.util.concurrent} instead. Timed waits follow Java: a zero or negative timeout polls once.
+ *
+ * <p>Under checked execution a barrier made inside a checked kernel (in its {@code ctx.shared} init, say) tells the
+ * launch its arrivals and completed waits, so that accesses it orders are not reported as data races; a barrier
+ * made outside the kernel is not seen.
  */
 public final class Barrier {
 
@@ -43,6 +48,8 @@ public final class Barrier {
     private final PhaseBarrier phases;
     /** This barrier's identity in its tokens: 31 bits, never 0. */
     private final long identity;
+    /** The checked execution that made it, told of each arrival and completed wait (happens-before); else null. */
+    private final Interleaver checked = Interleaver.current();
 
     /**
      * {@code cuda::barrier<Scope> bar(expected)}.
@@ -89,7 +96,7 @@ public final class Barrier {
      * @throws IllegalStateException when the phase would receive more arrivals than it expects
      */
     public long arrive() {
-        return token(phases.arriveAsParty(1));
+        return token(arrived(phases.arriveAsParty(1)));
     }
 
     /**
@@ -105,7 +112,7 @@ public final class Barrier {
         if (update < 1) {
             throw new IllegalArgumentException("Barrier.arrive update must be at least 1, got " + update);
         }
-        return token(phases.arriveAsParty(update));
+        return token(arrived(phases.arriveAsParty(update)));
     }
 
     /**
@@ -193,7 +200,7 @@ public final class Barrier {
      * @throws IllegalStateException as {@link #arrive()} and {@link #await(long)}
      */
     public void arriveAndWait() {
-        awaitPhase(phases.arriveAsParty(1), Deadlines.NO_DEADLINE, false);
+        awaitPhase(arrived(phases.arriveAsParty(1)), Deadlines.NO_DEADLINE, false);
     }
 
     /**
@@ -202,7 +209,9 @@ public final class Barrier {
      * @throws IllegalStateException when the phase would receive more arrivals than it expects
      */
     public void arriveAndDrop() {
+        int phase = phases.phase();
         phases.arriveAndDropAsParty();
+        arrived(phase);
     }
 
     /**
@@ -217,6 +226,15 @@ public final class Barrier {
         int phase = phases.phase();
         if (((phase & 1) == 1) == parity) {
             awaitPhase(phase, Deadlines.NO_DEADLINE, false);
+        } else {
+            sawCompleted(phase);
+        }
+    }
+
+    /** A parity wait found the phase before {@code current} complete: checked execution hears of it. */
+    private void sawCompleted(int current) {
+        if (checked != null) {
+            checked.acquires(phases, (current - 1) & PhaseBarrier.PHASE_MASK);
         }
     }
 
@@ -235,6 +253,7 @@ public final class Barrier {
         java.util.Objects.requireNonNull(timeout, "timeout");
         int phase = phases.phase();
         if (((phase & 1) == 1) != parity) {
+            sawCompleted(phase);
             return true;
         }
         return awaitPhase(phase, Deadlines.fromTimeout(timeout), false) == WaitStatus.COMPLETE;
@@ -261,6 +280,14 @@ public final class Barrier {
     /** The engine's barrier: where {@code memcpyAsync} ties copies. */
     PhaseBarrier phases() {
         return phases;
+    }
+
+    /** The current thread arrived at {@code phase}: checked execution hears of it. Returns {@code phase}. */
+    private int arrived(int phase) {
+        if (checked != null) {
+            checked.releases(phases, phase);
+        }
+        return phase;
     }
 
     private long token(int phase) {
@@ -290,6 +317,9 @@ public final class Barrier {
                 + " can never complete: every party has dropped out (arriveAndDrop)");
         }
         if (status == WaitStatus.COMPLETE) {
+            if (checked != null) {
+                checked.acquires(phases, phase);
+            }
             Throwable failure = phases.failureOf(phase);
             if (failure != null) {
                 throw new IllegalStateException("a memcpyAsync tied to barrier phase " + phase + " failed: " + failure,

@@ -75,7 +75,8 @@ class ExamplesCommandTest {
                 "replay of " + m.group(3) + " shows another finding than the exploration:\n" + again[1]);
             assertTrue(again[1].strip().endsWith(replay), again[1]);
         }
-        assertTrue(table.contains("8 of 8 faulty variants found as expected"), table);
+        int variants = Examples.faulty().size();
+        assertTrue(table.contains(variants + " of " + variants + " faulty variants found as expected"), table);
     }
 
     @Test

@@ -9,6 +9,9 @@ import java.lang.foreign.MemorySegment;
  * writes (copying) and when a round holds no data any more (freed), so that it can poison what a consumer must not
  * read. A round is freed by the last release of it, or, whoever comes first, by the producer's acquire of the next
  * round of the stage (that release may not have got there yet), before the producer may write the stage again.
+ * It also names the protocol's happens-before edges (Interleaver.releases / acquires): a producer's commit of
+ * batch b before a consumer's wait that found b complete (the produced side, phase b), and a consumer's release of
+ * batch b before the acquire of batch b + stages, which reuses the stage (the consumed side, phase b).
  */
 final class CheckedEvents extends HandleEvents {
 
@@ -24,7 +27,18 @@ final class CheckedEvents extends HandleEvents {
     void acquired(int stage, long round, long batch, long start) {
         if (round > 0) {
             interleaver.stageFreed(ring, stage, round - 1);
+            interleaver.acquires(ring.consumed, batch - ring.settings.stageCount());
         }
+    }
+
+    @Override
+    void committed(int stage, long batch, long start) {
+        interleaver.releases(ring.produced, batch);
+    }
+
+    @Override
+    void waited(int stage, long batch, long start) {
+        interleaver.acquires(ring.produced, batch);
     }
 
     @Override
@@ -35,6 +49,7 @@ final class CheckedEvents extends HandleEvents {
 
     @Override
     void released(int stage, long round, long batch, long start) {
+        interleaver.releases(ring.consumed, batch);
         if (ring.consumed.isComplete(stage, (int) round)) {
             interleaver.stageFreed(ring, stage, round);     // the last release of the round: nobody reads it now
         }

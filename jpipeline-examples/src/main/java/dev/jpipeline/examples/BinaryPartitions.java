@@ -99,13 +99,18 @@ public final class BinaryPartitions implements Example {
                 pipe.producerAcquire();
                 memcpyAsync(Floats.slice(s, 2L * t, 4), Floats.slice(g, 2L * t, 4), 16, pipe);
                 pipe.producerCommit();
+                if (fault == Fault.CLEAR_AFTER_COMMIT) {
+                    for (int k = 0; k < 4; k++) {
+                        ctx.storeFloat(out, 2L * t + k, 0);     // BUG: may overwrite what the consumer wrote
+                    }
+                }
             }
             if (unguarded || role == PipelineRole.CONSUMER) {
                 pipe.consumerWait();
-                Floats.set(out, 2L * t - 2, ctx.loadFloat(s, 2L * t - 2));     // the pair the neighbour loaded
-                Floats.set(out, 2L * t - 1, ctx.loadFloat(s, 2L * t - 1));
-                Floats.set(out, 2L * t, ctx.loadFloat(s, 2L * t));
-                Floats.set(out, 2L * t + 1, ctx.loadFloat(s, 2L * t + 1));
+                ctx.storeFloat(out, 2L * t - 2, ctx.loadFloat(s, 2L * t - 2));     // the pair the neighbour loaded
+                ctx.storeFloat(out, 2L * t - 1, ctx.loadFloat(s, 2L * t - 1));
+                ctx.storeFloat(out, 2L * t, ctx.loadFloat(s, 2L * t));
+                ctx.storeFloat(out, 2L * t + 1, ctx.loadFloat(s, 2L * t + 1));
                 pipe.consumerRelease();
             }
             pipe.quit();

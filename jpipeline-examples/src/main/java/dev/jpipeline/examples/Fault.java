@@ -53,7 +53,14 @@ enum Fault {
     /** The blog's binary partitions ({@link BinaryPartitions}): unguarded roles, the failure not caught. */
     UNGUARDED_ROLES("binary partitions: unguarded roles, failure not caught", FindingKind.ROLE_MIXUP,
         "every thread runs both the producer and the consumer code of a role-partitioned pipeline: on a GPU the "
-            + "block hangs (jpipeline fails the launch naming the rule, and nothing catches the failure here)");
+            + "block hangs (jpipeline fails the launch naming the rule, and nothing catches the failure here)"),
+
+    /** The blog's binary partitions ({@link BinaryPartitions}): a producer clears its pair's output after commit. */
+    CLEAR_AFTER_COMMIT("binary partitions: output cleared after producer_commit", FindingKind.DATA_RACE,
+        "each producer clears the output of its pair in global memory after producer_commit, while the consumer "
+            + "that waits for the batch writes the same words: nothing orders the two writes, so on a GPU the "
+            + "result is lost only when the producer is slow; no poison shows it, and racecheck does not watch "
+            + "global memory");
 
     /** The faulty example's name. */
     final String title;
@@ -76,7 +83,7 @@ enum Fault {
             case RETURN_BEFORE_SYNCTHREADS -> TrackingAsyncCopiesPrimitives.small(this);
             case NO_SYNCTHREADS, DIVERGENT_SYNCTHREADS, SYNCWARP_MASKS_DISAGREE -> TrackingAsyncCopies.small(this);
             case READ_AFTER_RELEASE -> RolePartition.small(this);
-            case UNGUARDED_ROLES -> BinaryPartitions.small(this);
+            case UNGUARDED_ROLES, CLEAR_AFTER_COMMIT -> BinaryPartitions.small(this);
         };
         return new FaultyVariant(this, broken);
     }

@@ -63,7 +63,7 @@ class CheckedExamplesTest {
         Set<FindingKind> kinds = Examples.faulty().stream().map(FaultyExample::expected)
             .collect(Collectors.toCollection(() -> EnumSet.noneOf(FindingKind.class)));
         assertEquals(EnumSet.of(FindingKind.POISON_READ, FindingKind.DIVERGENT_BARRIER, FindingKind.PARTIAL_BARRIER,
-            FindingKind.WARP_MASK, FindingKind.ROLE_MIXUP), kinds);
+            FindingKind.WARP_MASK, FindingKind.ROLE_MIXUP, FindingKind.DATA_RACE), kinds);
         Set<String> names = Examples.faulty().stream().map(Example::name).collect(Collectors.toSet());
         assertEquals(Examples.faulty().size(), names.size(), "faulty variants need distinct names: " + names);
         assertTrue(Examples.all().stream().noneMatch(e -> names.contains(e.name())));

@@ -31,6 +31,8 @@ import java.util.Set;
  * left when nothing else can run), so a copy lands at any point between its issue and the wait that needs it.
  * Shared memory: the block's dynamic shared memory and its __shared__ arrays are poisoned when the block starts
  * and shadowed (SharedShadow); a stage's destinations are poisoned again when every consumer released it.
+ * Races: every accessor access, to shared or global memory, and every landed copy goes to the RaceDetector, which
+ * hears the syncs, pipeline and barrier phases through releases / acquires (Interleaver) and SyncSite.
  * </pre>
  */
 final class CheckedLaunch implements Interleaver, CopyService {
@@ -46,6 +48,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     final CheckedSession session;
     private final Launch launch;
+    /** The data race detector: null only when switched off (RaceDetector.SWITCH, for measuring its cost). */
+    final RaceDetector races;
+    /** A compiled kernel's name as access sites show it ("Host.method"), or null. */
+    private String compiledName;
     /** The current block's shared memory under watch. */
     private final List<SharedShadow> shadows = new ArrayList<>();
     /** Copies issued and not landed, oldest first. */
@@ -71,6 +77,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
     CheckedLaunch(CheckedSession session, Launch launch) {
         this.session = session;
         this.launch = launch;
+        this.races = RaceDetector.switchedOn() ? new RaceDetector(launch) : null;
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -86,6 +93,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
         committedCopies = new ArrayDeque[block.size];
         shadows.clear();
         stageDestinations.clear();
+        if (races != null) {
+            races.blockStarts(launch.gridDim.linear(block.blockIdx), block.size);
+        }
         if (block.dynamicShared.byteSize() > 0) {
             shadows.add(new SharedShadow("dynamic shared memory", block.dynamicShared));
         }
@@ -123,6 +133,11 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** An accessor read of element {@code index} ({@code bytes} wide): a scheduling point, then the poison check. */
     void load(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "load");
+        checkPoison(kt, memory, index, bytes);
+        race(kt, memory, index, WordHistory.Kind.READ);
+    }
+
+    private void checkPoison(KernelThread kt, MemorySegment memory, long index, int bytes) {
         if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;                 // not shared memory, or the access itself throws
         }
@@ -144,6 +159,11 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** An accessor write: a scheduling point; the thread becomes the words' last writer. */
     void store(KernelThread kt, MemorySegment memory, long index, int bytes) {
         kt.scheduler.yieldPoint(kt, "store");
+        race(kt, memory, index, WordHistory.Kind.WRITE);
+        markStored(kt, memory, index, bytes);
+    }
+
+    private void markStored(KernelThread kt, MemorySegment memory, long index, int bytes) {
         if (!memory.isNative() || index < 0 || index >= memory.byteSize() / bytes) {
             return;
         }
@@ -152,6 +172,39 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (shadow != null) {
             shadow.mark(address, bytes, SharedShadow.STORED, kt.rank);
             session.trace(kt, " stores ", shadow.name, " +", address - shadow.memory.address());
+        }
+    }
+
+    /**
+     * An accessor atomic ({@code atomicAdd}, {@code atomicCAS}) on int {@code index}: a scheduling point, then the
+     * poison check of a read, and the thread becomes the word's last writer.
+     */
+    void atomic(KernelThread kt, MemorySegment memory, long index) {
+        kt.scheduler.yieldPoint(kt, "atomic");
+        checkPoison(kt, memory, index, 4);
+        race(kt, memory, index, WordHistory.Kind.ATOMIC);
+        markStored(kt, memory, index, 4);
+    }
+
+    /**
+     * Element {@code index} (4 bytes) of {@code memory}, accessed by {@code kt}, goes to the race detector: a race
+     * fails the launch with DATA_RACE. Heap segments are not watched, nor accesses inside the init of a
+     * {@code ctx.shared} or {@code ctx.global} variable, which happen-before every thread that asks for its key.
+     */
+    private void race(KernelThread kt, MemorySegment memory, long index, WordHistory.Kind kind) {
+        if (races == null || !memory.isNative() || index < 0 || index >= memory.byteSize() / 4
+            || noSwitchDepth[kt.rank] > 0) {
+            return;     // (inside a shared or global init: ordered before every thread that asks for the key)
+        }
+        long address = memory.address() + index * 4;
+        SharedShadow shadow = shadowOf(address);
+        RaceDetector.Place place = shadow == null
+            ? new RaceDetector.Place("global memory (element " + index + " of the " + memory.byteSize()
+                + "-byte segment accessed)", index)
+            : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4);
+        String race = races.access(kt, address, shadow != null, place, kind, accessSite());
+        if (race != null) {
+            throw violation(FindingKind.DATA_RACE, race);
         }
     }
 
@@ -173,6 +226,22 @@ final class CheckedLaunch implements Interleaver, CopyService {
     public void operation(String op) {
         KernelThread kt = current();
         kt.scheduler.yieldPoint(kt, op);
+    }
+
+    @Override
+    public void releases(Object sync, long phase) {
+        KernelThread kt = current();
+        if (races != null && kt.checked == this) {
+            races.release(kt, sync, phase);
+        }
+    }
+
+    @Override
+    public void acquires(Object sync, long phase) {
+        KernelThread kt = current();
+        if (races != null && kt.checked == this) {
+            races.acquire(kt, sync, phase);
+        }
     }
 
     @Override
@@ -220,6 +289,10 @@ final class CheckedLaunch implements Interleaver, CopyService {
         SharedShadow into;
         long offset;
         boolean landed;
+        /** The issuer's clock and epoch at the issue, which its writes carry (RaceDetector); null when off. */
+        VectorClock clock;
+        int epoch;
+        String site;
 
         PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
                     CopyLanding landing, KernelThread issuer) {
@@ -306,6 +379,11 @@ final class CheckedLaunch implements Interleaver, CopyService {
         poison(copy.dst, SharedShadow.PENDING, kt.rank);
         copy.into = copy.dst.isNative() ? shadowOf(copy.dst.address()) : null;
         copy.offset = copy.into == null ? 0 : copy.dst.address() - copy.into.memory.address();
+        if (races != null) {
+            copy.clock = races.copyClock(kt);
+            copy.epoch = races.epoch(kt);
+            copy.site = accessSite();
+        }
         pending.add(copy);
         session.trace(kt, " issues ", copy);
         kt.scheduler.yieldPoint(kt, "memcpy_async");
@@ -342,10 +420,32 @@ final class CheckedLaunch implements Interleaver, CopyService {
             }
         }
         session.trace(copy, " lands", failure == null ? "" : " (failed: " + failure + ")");
+        if (copy.clock != null && copy.dst.isNative() && !launch.aborted()) {
+            copyWrites(copy);
+        }
         if (copy.landing != null) {
             copy.landing.copyLanded(failure);
         } else if (failure != null) {       // a primitive's copy: no stage to fail, so the launch fails, as at issue
             launch.fail(copy + " failed when it landed: " + failure, failure);
+        }
+    }
+
+    /** A landed copy's writes go to the race detector, word by word: the first race fails the launch. */
+    private void copyWrites(PendingCopy copy) {
+        long from = copy.dst.address() & ~3L;
+        long to = copy.dst.address() + copy.dst.byteSize();
+        for (long address = from; address < to; address += 4) {
+            SharedShadow shadow = shadowOf(address);
+            RaceDetector.Place place = shadow == null
+                ? new RaceDetector.Place("global memory (byte " + (address - copy.dst.address()) + " of the "
+                    + copy.dst.byteSize() + "-byte copy destination)", (address - copy.dst.address()) / 4)
+                : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4);
+            String race = races.copyLands(copy.issuer.rank, copy.epoch, copy.clock, copy.site, address,
+                shadow != null, place);
+            if (race != null) {
+                fail(FindingKind.DATA_RACE, race);
+                return;
+            }
         }
     }
 
@@ -448,6 +548,59 @@ final class CheckedLaunch implements Interleaver, CopyService {
         public String toString() {
             return shown;
         }
+    }
+
+    /** The runtime's classes that call a kernel's body: where its frames end. */
+    private static final Set<String> CALLERS = Set.of(Strand.class.getName(), Launch.class.getName(),
+        KernelThread.class.getName(), CompiledMake.class.getName());
+
+    /**
+     * Where the kernel made the access being checked: every kernel frame, innermost first, each by class, method,
+     * file and line ("Kernels.scale(Kernels.java:42) from Kernels.lambda$main$0(Kernels.java:17)"). A compiled
+     * kernel's frame (its hidden class's step) is named by the kernel's method; lambda proxies are left out.
+     */
+    String accessSite() {
+        return StackWalker.getInstance(StackWalker.Option.SHOW_HIDDEN_FRAMES).walk(frames -> {
+            StringBuilder shown = new StringBuilder();
+            boolean inKernel = false;
+            for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
+                String name = f.getClassName();
+                if (CALLERS.contains(name) || inKernel && isRuntime(name)) {
+                    break;                      // the runtime called the kernel's body here
+                }
+                if (isRuntime(name) || name.contains("$$Lambda")) {
+                    continue;
+                }
+                inKernel = true;
+                String method;
+                int compiled = name.indexOf("$$KernelRegions");
+                if (compiled >= 0) {
+                    method = compiledName(name.substring(0, compiled));
+                } else {
+                    method = name.substring(name.lastIndexOf('.') + 1) + "." + f.getMethodName();
+                }
+                shown.append(shown.isEmpty() ? "" : " from ").append(method).append('(').append(f.getFileName())
+                    .append(':').append(f.getLineNumber()).append(')');
+            }
+            return shown.isEmpty() ? "?" : shown.toString();
+        });
+    }
+
+    /** A compiled kernel's frame, named by the kernel's class and method (its step runs the method's code). */
+    private String compiledName(String host) {
+        String name = compiledName;
+        if (name == null) {
+            String simple = host.substring(host.lastIndexOf('.') + 1);
+            String method = null;
+            if (launch.compiled != null) {
+                String whole = launch.compiled.lines().get(0);     // host.method(descriptor)
+                String owner = whole.substring(0, whole.indexOf('('));
+                method = owner.substring(owner.lastIndexOf('.') + 1);
+            }
+            name = simple + "." + (method == null ? "(compiled kernel)" : method);
+            compiledName = name;
+        }
+        return name;
     }
 
     private static boolean isRuntime(String className) {

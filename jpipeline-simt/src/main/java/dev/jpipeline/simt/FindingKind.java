@@ -24,6 +24,14 @@ public enum FindingKind {
      * on a GPU a hang).
      */
     ROLE_MIXUP,
+    /**
+     * Two threads accessed one 4-byte word through the accessors, at least one of them writing, with nothing
+     * ordering the two: no {@code __syncthreads}, {@code __syncwarp} or tile sync of both, no pipeline wait or
+     * release, barrier phase or landed copy between them, or threads of different blocks. Reported at the first
+     * schedule in which both accesses happen, whether or not the result differs (compute-sanitizer racecheck, which
+     * watches shared memory only; this finding covers global memory too).
+     */
+    DATA_RACE,
     /** Every thread is blocked with nothing left to wake it (on a GPU a hang). */
     HANG,
     /** The run threw something else: a thread failed, or the code that checks the result did. */

@@ -23,6 +23,8 @@ public final class KernelContext {
 
     /** The context of the kernel thread running now: used by {@link PipelinePrimitives}. */
     static final ScopedValue<KernelContext> CURRENT = ScopedValue.newInstance();
+    /** An int of a segment by byte offset, for the atomics: (MemorySegment, long offset). */
+    private static final java.lang.invoke.VarHandle INT_ATOMIC = ValueLayout.JAVA_INT.varHandle();
 
     private final Launch launch;
     private final LaneSequence lane = new LaneSequence();
@@ -332,16 +334,24 @@ public final class KernelContext {
     }
 
     /**
-     * Reads float {@code index} of {@code memory} ({@code s[i]} in CUDA). Use it for shared memory
-     * ({@link #dynamicShared()}, {@link #sharedArray}, their slices): under checked execution the read is a
-     * scheduling point and is checked for poison (data that was never written, has not landed, or was released).
-     * Outside checked execution it is {@code memory.getAtIndex(JAVA_FLOAT, index)}.
+     * Reads float {@code index} of {@code memory}: {@code s[i]} or {@code g[i]} in CUDA. These accessors
+     * ({@code loadFloat}, {@code storeFloat}, {@code loadInt}, {@code storeInt}, {@link #atomicAddInt},
+     * {@link #atomicCasInt}) are how a kernel reads and writes shared memory ({@link #dynamicShared()},
+     * {@link #sharedArray}, their slices) and global memory (any other segment: the kernel's arguments allocated by
+     * the host, memory made by {@link #global}).
+     *
+     * <p>Outside checked execution it is {@code memory.getAtIndex(JAVA_FLOAT, index)}. Under
+     * {@link CheckedExecution} each access is a scheduling point, a read of shared memory that holds poison (never
+     * written, a copy that has not landed, a released stage) fails the launch with {@code POISON_READ}, and an
+     * access to shared or global memory that conflicts with another thread's access with nothing ordering the two
+     * (no {@code __syncthreads}, {@code __syncwarp}, pipeline wait or release, barrier phase or landed copy between
+     * them) fails it with {@code DATA_RACE}. Accesses through the raw {@link MemorySegment} are not seen.
      *
      * @param memory the segment to read, not null
      * @param index  the element index
      * @return the float at byte offset {@code 4 * index}
      * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
-     * @throws CheckViolation            under checked execution, when the float is poison
+     * @throws CheckViolation            under checked execution, when the float is poison or the read races
      */
     public float loadFloat(MemorySegment memory, long index) {
         Objects.checkIndex(index, memory.byteSize() / 4);  // getAtIndex would wrap 4 * index around
@@ -352,13 +362,16 @@ public final class KernelContext {
     }
 
     /**
-     * Writes float {@code index} of {@code memory} ({@code s[i] = v} in CUDA); under checked execution a
-     * scheduling point that records this thread as the word's last writer.
+     * Writes float {@code index} of {@code memory}: {@code s[i] = v} or {@code g[i] = v} in CUDA, for shared and
+     * global memory as {@link #loadFloat}. Under checked execution a scheduling point that records this thread as
+     * the word's last writer, and a {@code DATA_RACE} finding when another thread's access to the word is not
+     * ordered before it.
      *
      * @param memory the segment to write, not null
      * @param index  the element index
      * @param value  the value
      * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
+     * @throws CheckViolation            under checked execution, when the write races
      */
     public void storeFloat(MemorySegment memory, long index, float value) {
         Objects.checkIndex(index, memory.byteSize() / 4);
@@ -369,13 +382,13 @@ public final class KernelContext {
     }
 
     /**
-     * Reads int {@code index} of {@code memory}: {@link #loadFloat} for ints.
+     * Reads int {@code index} of {@code memory}: {@link #loadFloat} for ints ({@code s[i]}, {@code g[i]}).
      *
      * @param memory the segment to read, not null
      * @param index  the element index
      * @return the int at byte offset {@code 4 * index}
      * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
-     * @throws CheckViolation            under checked execution, when the int is poison
+     * @throws CheckViolation            under checked execution, when the int is poison or the read races
      */
     public int loadInt(MemorySegment memory, long index) {
         Objects.checkIndex(index, memory.byteSize() / 4);  // getAtIndex would wrap 4 * index around
@@ -386,12 +399,13 @@ public final class KernelContext {
     }
 
     /**
-     * Writes int {@code index} of {@code memory}: {@link #storeFloat} for ints.
+     * Writes int {@code index} of {@code memory}: {@link #storeFloat} for ints ({@code s[i] = v}, {@code g[i] = v}).
      *
      * @param memory the segment to write, not null
      * @param index  the element index
      * @param value  the value
      * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
+     * @throws CheckViolation            under checked execution, when the write races
      */
     public void storeInt(MemorySegment memory, long index, int value) {
         Objects.checkIndex(index, memory.byteSize() / 4);
@@ -399,6 +413,65 @@ public final class KernelContext {
             thread.checked.store(thread, memory, index, 4);
         }
         memory.setAtIndex(ValueLayout.JAVA_INT, index, value);
+    }
+
+    /**
+     * {@code atomicAdd(&s[i], delta)} on an int of shared or global memory: adds {@code delta} to int
+     * {@code index} of {@code memory} atomically and returns the old value. Outside checked execution the
+     * read-modify-write is atomic across every thread of the JVM (a volatile {@code getAndAdd} through a
+     * {@code VarHandle}); like CUDA's it orders nothing else (relaxed). Under {@link CheckedExecution} it is a
+     * scheduling point and is checked for poison like {@link #loadInt}; two atomics never race with each other,
+     * but an atomic and a plain access ({@code loadInt}, {@code storeInt}, ...) of the same word race unless
+     * something orders them ({@code DATA_RACE}).
+     *
+     * @param memory the segment, not null
+     * @param index  the element index
+     * @param delta  what to add (wrapping on overflow, as in CUDA)
+     * @return the int at byte offset {@code 4 * index} before the addition
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
+     * @throws IllegalArgumentException  when the int is not 4-byte aligned (CUDA requires naturally aligned atomics)
+     * @throws CheckViolation            under checked execution, when the int is poison or the access races
+     */
+    public int atomicAddInt(MemorySegment memory, long index, int delta) {
+        long offset = atomicOffset("atomicAdd", memory, index);
+        if (thread.checked != null) {
+            thread.checked.atomic(thread, memory, index);
+        }
+        return (int) INT_ATOMIC.getAndAdd(memory, offset, delta);
+    }
+
+    /**
+     * {@code atomicCAS(&s[i], expected, value)} on an int of shared or global memory: writes {@code value} to int
+     * {@code index} of {@code memory} if it holds {@code expected}, atomically, and returns the old value (equal to
+     * {@code expected} when the write happened). Atomicity, ordering and checks as {@link #atomicAddInt}.
+     *
+     * @param memory   the segment, not null
+     * @param index    the element index
+     * @param expected the value the int must hold for the write to happen
+     * @param value    the value to write
+     * @return the int at byte offset {@code 4 * index} before the call
+     * @throws IndexOutOfBoundsException when {@code index} is outside {@code 0..memory.byteSize() / 4 - 1}
+     * @throws IllegalArgumentException  when the int is not 4-byte aligned
+     * @throws CheckViolation            under checked execution, when the int is poison or the access races
+     */
+    public int atomicCasInt(MemorySegment memory, long index, int expected, int value) {
+        long offset = atomicOffset("atomicCAS", memory, index);
+        if (thread.checked != null) {
+            thread.checked.atomic(thread, memory, index);
+        }
+        return (int) INT_ATOMIC.compareAndExchange(memory, offset, expected, value);
+    }
+
+    /** The byte offset of int {@code index}, checked: in bounds and 4-byte aligned (a VarHandle atomic needs it). */
+    private static long atomicOffset(String what, MemorySegment memory, long index) {
+        Objects.checkIndex(index, memory.byteSize() / 4);
+        long offset = 4 * index;
+        if (memory.maxByteAlignment() < Integer.BYTES || (memory.address() + offset) % Integer.BYTES != 0) {
+            throw new IllegalArgumentException(what + " needs a 4-byte aligned int, as in CUDA: element " + index
+                + " of a segment at address 0x" + Long.toHexString(memory.address()) + " (aligned to "
+                + memory.maxByteAlignment() + " bytes) is not");
+        }
+        return offset;
     }
 
     /**

@@ -221,9 +221,9 @@ final class RegionCompiler {
         CD_KERNEL_CONTEXT);
     private static final MethodTypeDesc POINT_PASSED_TYPE = MethodTypeDesc.of(ConstantDescs.CD_void,
         CD_KERNEL_CONTEXT);
-    /** The accessors that are scheduling points under checked execution (CheckedLaunch.load, store). */
+    /** The accessors that are scheduling points under checked execution (CheckedLaunch.load, store, atomic). */
     private static final java.util.Set<String> ACCESSORS = java.util.Set.of("loadFloat", "storeFloat", "loadInt",
-        "storeInt");
+        "storeInt", "atomicAddInt", "atomicCasInt");
     /** The pipeline operations whose first act is a scheduling point (PipelineHandle.checkOwner). */
     private static final java.util.Set<String> PIPELINE_POINTS = java.util.Set.of("producerAcquire",
         "producerCommit", "consumerWait", "consumerRelease");
@@ -624,6 +624,7 @@ final class RegionCompiler {
         return switch (method) {
             case "loadFloat", "loadInt" -> "load";
             case "storeFloat", "storeInt" -> "store";
+            case "atomicAddInt", "atomicCasInt" -> "atomic";
             default -> method.replaceAll("([A-Z])", "_$1").toLowerCase(java.util.Locale.ROOT);
         };
     }

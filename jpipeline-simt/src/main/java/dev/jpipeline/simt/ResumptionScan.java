@@ -50,10 +50,10 @@ import java.util.concurrent.atomic.AtomicReference;
  * conservative: a kernel is plain only when every instruction reachable from its body, through helpers, is known
  * to be one of
  *   - a KernelContext accessor (block, threadIdx, blockIdx, blockDim, gridDim, threadRank, laneId, warpId, globalRank,
- *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, toString); the keyed sharedArray, shared and global
- *     when the key's type (from FrameAnalysis) is String, a box or Class (whose hashCode and equals are the
- *     JDK's) and, for shared and global, the init is a lambda made by the instruction just before the call
- *     (its code is scanned as a call);
+ *     dynamicShared, loadFloat/storeFloat/loadInt/storeInt, atomicAddInt/atomicCasInt, toString); the keyed
+ *     sharedArray, shared and global when the key's type (from FrameAnalysis) is String, a box or Class (whose
+ *     hashCode and equals are the JDK's) and, for shared and global, the init is a lambda made by the
+ *     instruction just before the call (its code is scanned as a call);
  *   - ThreadBlock's accessors (size, threadRank, groupIndex, threadIndex, groupDim, toString);
  *   - in the kernel's own method (depth 0), KernelContext.syncThreads(), ThreadBlock.sync() or the full-mask
  *     KernelContext.syncWarp(): the verdict is then not plain, but the
@@ -117,7 +117,7 @@ final class ResumptionScan {
     private static final String RUN_DESCRIPTOR = "(L" + KERNEL_CONTEXT + ";)V";
     private static final Set<String> CONTEXT_PLAIN = Set.of("block", "threadIdx", "blockIdx", "blockDim", "gridDim",
         "threadRank", "laneId", "warpId", "globalRank", "dynamicShared", "loadFloat", "storeFloat", "loadInt",
-        "storeInt", "toString");
+        "storeInt", "atomicAddInt", "atomicCasInt", "toString");
     private static final Set<String> CONTEXT_RESUMING = Set.of("syncThreads", "syncWarp", "diverge",
         "warp", "tiledPartition", "grid");
     private static final String THREAD_BLOCK = "dev/jpipeline/simt/ThreadBlock";

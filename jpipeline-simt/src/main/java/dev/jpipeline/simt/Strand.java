@@ -614,6 +614,9 @@ final class Strand implements ParkListener, Runnable {
             }
             kt.pendingRound = barrier.arrive(1);
             kt.syncArrived = true;
+            if (site.check != null) {
+                site.arrived(kt, kt.pendingRound);
+            }
         }
         for (;;) {
             boolean aborted = launch.aborted();
@@ -621,6 +624,8 @@ final class Strand implements ParkListener, Runnable {
                 if (aborted) {
                     kt.resumeAt += RegionCompiler.UNWIND;  // it unwinds from the sync, as a wait of strands would
                     CompiledMake.abandon(kt);
+                } else if (site.check != null) {
+                    site.passed(kt, kt.pendingRound);
                 }
                 if (kt.pendingNode != null && !kt.pendingNode.isDetached()) {
                     kt.pendingNode.cancel();

@@ -27,13 +27,35 @@ final class SyncSite implements WaitSite {
      * execution a scheduling point, and the arrival is checked first.
      */
     void arriveAndWait() {
-        if (check != null) {
-            KernelThread kt = KernelContext.current("a sync").thread();
-            kt.scheduler.yieldPoint(kt, name);
-            check.arrive(kt);
+        if (check == null) {
+            int phase = barrier.arrive(1);
+            barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
+            return;
         }
+        KernelThread kt = KernelContext.current("a sync").thread();
+        kt.scheduler.yieldPoint(kt, name);
+        check.arrive(kt);
         int phase = barrier.arrive(1);
+        arrived(kt, phase);
         barrier.await(phase, PhaseBarrier.NO_DEADLINE, false, WaitStrategy.BLOCKING, this, null);
+        passed(kt, phase);
+    }
+
+    /**
+     * Under checked execution, {@code kt} arrived at phase {@code phase}: what it did so far happens-before what
+     * every member does after the phase (the race detector's release).
+     */
+    void arrived(KernelThread kt, int phase) {
+        if (kt.checked.races != null) {
+            kt.checked.races.release(kt, this, phase);
+        }
+    }
+
+    /** Under checked execution, {@code kt} passed phase {@code phase}: the detector's acquire. */
+    void passed(KernelThread kt, int phase) {
+        if (kt.checked.races != null) {
+            kt.checked.races.acquire(kt, this, phase);
+        }
     }
 
     /** Its name, as checked execution's trace gives it. */

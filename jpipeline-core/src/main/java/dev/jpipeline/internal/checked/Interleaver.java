@@ -23,6 +23,9 @@ import java.lang.foreign.MemorySegment;
  * the stage before its previous round's poison.
  * Waits: a wait that does not return at once tells waitBegins / waitEnds, so that an interleaver that holds
  * copies back (Java threads, where no scheduler sees every thread) can land the ones the wait needs.
+ * Ordering: releases / acquires name the happens-before edges of pipelines and barriers (a commit before the
+ * wait of its batch, a release before the acquire that reuses its stage, an arrival before the wait of its
+ * phase), for an interleaver that looks for data races; both default to nothing.
  * </pre>
  */
 public interface Interleaver {
@@ -93,6 +96,28 @@ public interface Interleaver {
      * @param round   the phase they are tied to
      */
     default void landNow(PhaseBarrier barrier, int round) {
+    }
+
+    /**
+     * The current thread's actions so far happen-before the actions of any thread after its
+     * {@link #acquires acquire} of phase {@code phase} of {@code sync}: a commit of a batch, a release of a stage's
+     * round, an arrival at a barrier's phase. Called after the operation took effect. By default nothing.
+     *
+     * @param sync  the synchronization object (a pipeline side, a barrier), compared by identity
+     * @param phase which of its phases (a batch number, a barrier phase)
+     */
+    default void releases(Object sync, long phase) {
+    }
+
+    /**
+     * The current thread's actions from now on happen-after every {@link #releases release} of phase
+     * {@code phase} of {@code sync}: a wait that found a batch complete, an acquire of a stage whose previous round
+     * every consumer released, a wait that saw a barrier's phase complete. By default nothing.
+     *
+     * @param sync  the synchronization object, compared by identity
+     * @param phase which of its phases
+     */
+    default void acquires(Object sync, long phase) {
     }
 
     /** The interleaver of the current thread's execution (its park listener's), or null. */

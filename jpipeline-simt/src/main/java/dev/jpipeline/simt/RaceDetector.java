@@ -1,0 +1,186 @@
+package dev.jpipeline.simt;
+
+import java.util.HashMap;
+
+/**
+ * Checked execution's data race detector: two accesses race when they come from different CUDA threads, touch the
+ * same 4-byte word, at least one writes, and nothing orders them (DJIT+ vector clocks, FastTrack-style histories).
+ *
+ * <pre>
+ * Clocks: each thread of the running block has a VectorClock. A synchronization (a phase of __syncthreads, of a
+ * __syncwarp or tile sync, of a pipeline side's batch, of a cuda::barrier) has one clock per phase: a release joins
+ * the thread's clock into it and ticks the thread's own entry; an acquire joins it into the thread's clock. A
+ * barrier's arrivals all come before any of its waits end, so each wait sees every arrival of its phase. Phases
+ * further than WINDOW behind the newest released are forgotten.
+ * Accesses: each accessor access is recorded in its word's WordHistory with the thread's epoch (block, rank, its
+ * own clock entry); an earlier access (u, c) is ordered before the access of thread t when they are the same thread,
+ * or of the same block with c <= t's clock[u]. Threads of different blocks are never ordered: checked execution
+ * runs blocks one after another, a GPU does not (a launch has no grid sync: cooperative launches are not checked).
+ * Two atomics never race; an atomic and a plain access do.
+ * Copies: a memcpy_async writes its destination when it lands, as its issuer at the issue: its clock is the
+ * issuer's clock then, and its epoch the issuer's. A wait that the issuer's later release orders (a commit, an
+ * arrival) therefore orders the copy's writes too. That also orders threads that synchronized with the issuer after
+ * the issue by other means, before the copy landed: reads of a copy that has not landed are poison findings anyway.
+ * Words: shared memory is keyed by address for the running block only (a block's shared memory may reuse the
+ * addresses of the one before); global memory (any other native segment) for the whole launch.
+ * Confinement: one CUDA thread runs at a time (the turn of a checked launch), copies land under the scheduler's
+ * lock, and the hand-offs order every call: plain fields.
+ * </pre>
+ */
+final class RaceDetector {
+
+    /**
+     * The system property that switches the detector off when set to {@code false}: only for measuring its cost
+     * (checked execution then finds no DATA_RACE).
+     */
+    static final String SWITCH = "jpipeline.simt.checked.races";
+
+    /** How many phases of one synchronization keep their clocks: waits lag far less (a pipeline: its stages). */
+    static final int WINDOW = 1024;
+
+    private final Launch launch;
+    private int block = -1;
+    private VectorClock[] clocks;
+    private final HashMap<Long, WordHistory> sharedWords = new HashMap<>();
+    private final HashMap<Long, WordHistory> globalWords = new HashMap<>();
+    private final HashMap<SyncPhase, VectorClock> syncs = new HashMap<>();
+
+    private record SyncPhase(Object sync, long phase) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof SyncPhase p && p.sync == sync && p.phase == phase;
+        }
+
+        @Override
+        public int hashCode() {
+            return System.identityHashCode(sync) * 31 + Long.hashCode(phase);
+        }
+    }
+
+    /** Where a racing access was: the memory's name and the word's offset in it, in 4-byte words. */
+    record Place(String memory, long word) {
+        @Override
+        public String toString() {
+            return "word " + word + " (byte offset " + 4 * word + ") of " + memory;
+        }
+    }
+
+    static boolean switchedOn() {
+        return !"false".equals(System.getProperty(SWITCH));
+    }
+
+    RaceDetector(Launch launch) {
+        this.launch = launch;
+    }
+
+    /** Block {@code linear} (of {@code size} threads) starts: fresh clocks; its shared memory has no history. */
+    void blockStarts(int linear, int size) {
+        block = linear;
+        clocks = new VectorClock[size];
+        for (int r = 0; r < size; r++) {
+            clocks[r] = VectorClock.ofThread(size, r);
+        }
+        sharedWords.clear();
+        syncs.clear();
+    }
+
+    /** {@code kt} released phase {@code phase} of {@code sync}: its actions so far happen-before its acquirers'. */
+    void release(KernelThread kt, Object sync, long phase) {
+        VectorClock c = clocks[kt.rank];
+        syncs.computeIfAbsent(new SyncPhase(sync, phase), k -> new VectorClock(c.size())).join(c);
+        syncs.remove(new SyncPhase(sync, phase - WINDOW));
+        c.tick(kt.rank);
+    }
+
+    /** {@code kt} acquired phase {@code phase} of {@code sync}: every release of it happens-before what follows. */
+    void acquire(KernelThread kt, Object sync, long phase) {
+        VectorClock released = syncs.get(new SyncPhase(sync, phase));
+        if (released != null) {
+            clocks[kt.rank].join(released);
+        }
+    }
+
+    /** A copy issued now by {@code kt}: its clock, which its writes carry when it lands. */
+    VectorClock copyClock(KernelThread kt) {
+        return clocks[kt.rank].copy();
+    }
+
+    /** {@code kt}'s epoch now. */
+    int epoch(KernelThread kt) {
+        return clocks[kt.rank].get(kt.rank);
+    }
+
+    /**
+     * An accessor access by {@code kt} of the word at native {@code address}: the message of the race it makes, or
+     * null. The access is recorded either way.
+     */
+    String access(KernelThread kt, long address, boolean shared, Place place, WordHistory.Kind kind, String site) {
+        WordHistory.Access a = new WordHistory.Access(block, kt.rank, epoch(kt), kind, site);
+        return record(a, clocks[kt.rank], address, shared, place);
+    }
+
+    /**
+     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock} lands on the word at
+     * {@code address}: the message of the race its write makes, or null.
+     */
+    String copyLands(int issuer, int epoch, VectorClock clock, String site, long address, boolean shared,
+                     Place place) {
+        return record(new WordHistory.Access(block, issuer, epoch, WordHistory.Kind.COPY, site), clock, address,
+            shared, place);
+    }
+
+    private String record(WordHistory.Access a, VectorClock clock, long address, boolean shared, Place place) {
+        HashMap<Long, WordHistory> words = shared ? sharedWords : globalWords;
+        WordHistory h = words.computeIfAbsent(address >>> 2, k -> new WordHistory());
+        WordHistory.Access racing = null;
+        if (h.write != null && !ordered(h.write, a, clock)) {
+            racing = h.write;
+        }
+        if (racing == null && a.kind() != WordHistory.Kind.ATOMIC) {
+            racing = firstUnordered(h.atomics, a, clock);
+        }
+        if (racing == null && a.kind().writes()) {
+            racing = firstUnordered(h.reads, a, clock);
+        }
+        switch (a.kind()) {
+            case READ -> WordHistory.keep(h.reads, a, clock);
+            case ATOMIC -> WordHistory.keep(h.atomics, a, clock);
+            default -> {
+                h.write = a;
+                h.reads.clear();
+                h.atomics.clear();
+            }
+        }
+        return racing == null ? null : describe(a, racing, place);
+    }
+
+    private static WordHistory.Access firstUnordered(java.util.List<WordHistory.Access> list, WordHistory.Access a,
+                                                     VectorClock clock) {
+        for (WordHistory.Access old : list) {
+            if (!ordered(old, a, clock)) {
+                return old;
+            }
+        }
+        return null;
+    }
+
+    /** Whether {@code old} happens-before {@code a}, whose thread's clock is {@code clock}. */
+    private static boolean ordered(WordHistory.Access old, WordHistory.Access a, VectorClock clock) {
+        return old.block() == a.block() && (old.rank() == a.rank() || old.clock() <= clock.get(old.rank()));
+    }
+
+    private String describe(WordHistory.Access a, WordHistory.Access old, Place place) {
+        String why = a.block() != old.block()
+            ? "threads of different blocks are ordered by nothing (a GPU runs blocks at once; checked execution runs "
+                + "them one after another)"
+            : "nothing orders the two accesses (no __syncthreads, __syncwarp or tile sync of both, pipeline wait or "
+                + "release, barrier phase or landed copy between them)";
+        return thread(a) + " " + a.kind().present + " " + place + " at " + a.site() + ", and " + thread(old) + " "
+            + old.kind().past + " it at " + old.site() + ": " + why;
+    }
+
+    private String thread(WordHistory.Access a) {
+        String who = "thread " + launch.threadIndex(a.rank()) + " of block " + launch.gridDim.index(a.block());
+        return a.kind() == WordHistory.Kind.COPY ? "a copy issued by " + who : who;
+    }
+}
