@@ -205,7 +205,7 @@ k('ternarytest2', 'ternarytest2', 'RACE_FREE', '1', '32', 'foo<<<G, B>>>(devArra
   note='blockDim reduced from 64')
 k('test_for_get_group_id', 'test_for_get_group_id', 'RACE_FREE', '1', '32', 'foo<<<G, B>>>(devArray<float>(32));',
   note='blockDim reduced from 64')
-k('transitiveclosure', 'transitiveclosure', 'RACE_FREE', '1,1', '8,8',
+k('transitiveclosure', 'transitiveclosure', 'RACE_FREE', '1', '8,8',
   'unsigned int *graph = devArray<unsigned int>(64 * 64, 0);\n'
   '    unsigned int edges[8] = {1, 1, 0, 1, 0, 0, 1, 0};  // row 0 of the first 8x8 tile: some edges\n'
   '    cudaMemcpy(graph, edges, sizeof edges, cudaMemcpyHostToDevice);\n'
