@@ -34,6 +34,7 @@ final class GpuVerifySuite {
     /** Explores {@code kernel} under {@link #SCHEDULES} schedules, from seed 1, and judges the outcome. */
     static Verdict check(SuiteKernel kernel) {
         Exploration<Object> e = CheckedExecution.explore(SCHEDULES, 1, kernel.run());
-        return Verdict.of(kernel, e.finding() == null ? null : e.finding().kind(), e.schedulesRun());
+        return e.finding() == null ? new Verdict(kernel, null, e.schedulesRun(), "")
+            : new Verdict(kernel, e.finding().kind(), e.schedulesRun(), e.finding().message());
     }
 }

@@ -5,8 +5,8 @@ import java.util.List;
 
 /**
  * Prints the labelled suite's table (kernel, label, checked execution's result, schedules until found) and the
- * totals, as docs/checking.md shows them. Run from the module's test classpath: {@code java -cp ... 
- * dev.jpipeline.simt.suite.SuiteTable}.
+ * totals, as docs/checking.md shows them; with {@code --messages}, each finding's message after the table. Run
+ * from the module's test classpath: {@code java -cp ... dev.jpipeline.simt.suite.SuiteTable [--messages]}.
  */
 final class SuiteTable {
 
@@ -40,6 +40,14 @@ final class SuiteTable {
                 + "false positives %d (%d of them report their uninitialized read); %d kernels in %d s%n",
             racyFound, racy, 100.0 * racyFound / racy, divergentFound, divergent, free, falsePositives,
             uninitialized, verdicts.size(), seconds);
+        if (args.length > 0 && args[0].equals("--messages")) {
+            for (Verdict v : verdicts) {
+                if (v.found() != null) {
+                    System.out.println();
+                    System.out.println(v.kernel().path() + ": " + v.found() + ": " + v.message());
+                }
+            }
+        }
     }
 
     private static String dims(dev.jpipeline.simt.Dim3 d) {

@@ -8,11 +8,12 @@ import dev.jpipeline.simt.FindingKind;
  * @param kernel    the kernel
  * @param found     the kind of the first finding, or null when every schedule ran clean
  * @param schedules the schedules run: up to and including the finding's, or all of them
+ * @param message   the finding's message, empty when there is none
  */
-record Verdict(SuiteKernel kernel, FindingKind found, int schedules) {
+record Verdict(SuiteKernel kernel, FindingKind found, int schedules, String message) {
 
     static Verdict of(SuiteKernel kernel, FindingKind found, int schedules) {
-        return new Verdict(kernel, found, schedules);
+        return new Verdict(kernel, found, schedules, "");
     }
 
     /** Whether the result agrees with the label. */
