@@ -28,6 +28,7 @@ final class GpuVerifySuite {
         all.addAll(CooperativeGroupKernels.all());
         all.addAll(MemcpyKernels.all());
         all.addAll(AtomicKernels.all());
+        all.addAll(AssumptionKernels.all());
         return all;
     }
 

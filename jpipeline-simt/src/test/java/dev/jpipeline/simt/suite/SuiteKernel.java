@@ -44,6 +44,10 @@ record SuiteKernel(String path, Label label, Dim3 grid, Dim3 block, boolean read
         return new SuiteKernel(path, Label.RACE_FREE, grid, block, true, run);
     }
 
+    static SuiteKernel assumedRaceFree(String path, Dim3 grid, Dim3 block, Supplier<Object> run) {
+        return new SuiteKernel(path, Label.ASSUMED_RACE_FREE, grid, block, false, run);
+    }
+
     static SuiteKernel divergent(String path, Dim3 grid, Dim3 block, Supplier<Object> run) {
         return new SuiteKernel(path, Label.BARRIER_DIVERGENCE, grid, block, false, run);
     }

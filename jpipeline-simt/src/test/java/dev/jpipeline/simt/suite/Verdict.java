@@ -19,7 +19,7 @@ record Verdict(SuiteKernel kernel, FindingKind found, int schedules, String mess
     /** Whether the result agrees with the label. */
     boolean agrees() {
         return switch (kernel.label()) {
-            case RACY, BARRIER_DIVERGENCE -> found != null && kernel.label().detectedAs.contains(found);
+            case RACY, BARRIER_DIVERGENCE, ASSUMED_RACE_FREE -> found != null && kernel.label().detectedAs.contains(found);
             case RACE_FREE -> kernel.readsUninitialized() ? found == FindingKind.POISON_READ : found == null;
         };
     }
