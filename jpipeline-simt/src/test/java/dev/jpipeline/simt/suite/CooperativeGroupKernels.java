@@ -62,11 +62,18 @@ final class CooperativeGroupKernels {
 
     /** pass/block_barrier: {@code temp = A[idx + 1]; synchronize(t); A[idx] = temp;}: the barrier orders them. */
     static Object blockBarrier() {
+        return blockBarrier(true);
+    }
+
+    /** block_barrier, with its barrier or (to show that it is what makes the kernel race-free) without. */
+    static Object blockBarrier(boolean synchronize) {
         MemorySegment a = Buffers.ints(33);
         Kernel.launch(Dim3.of(1), Dim3.of(32), 0, ctx -> {
             int idx = ctx.blockDim().x() * ctx.blockIdx().x() + ctx.threadIdx().x();
             int temp = ctx.loadInt(a, idx + 1);
-            ctx.block().sync();
+            if (synchronize) {
+                ctx.block().sync();
+            }
             ctx.storeInt(a, idx, temp);
         });
         return Buffers.contents(a);

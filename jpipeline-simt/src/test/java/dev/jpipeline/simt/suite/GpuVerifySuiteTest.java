@@ -50,6 +50,19 @@ class GpuVerifySuiteTest {
         assertTrue(racy >= 20 && free >= 20, "racy " + racy + ", race-free " + free + " of " + all.size());
     }
 
+    /** The race-free verdicts rest on the barriers: the same kernels without them are reported as racy. */
+    @Test
+    void withoutTheirBarriersTwoRaceFreeKernelsRace() {
+        SuiteKernel noBarrier = SuiteKernel.racy("cooperative_groups/pass/block_barrier without its barrier",
+            Dim3.of(1), Dim3.of(32), () -> CooperativeGroupKernels.blockBarrier(false));
+        SuiteKernel noBarriers = SuiteKernel.racy("transitiveclosure without its barriers", Dim3.of(1),
+            Dim3.of(8, 8), () -> SharedMemoryKernels.transitiveClosure(false));
+        for (SuiteKernel k : List.of(noBarrier, noBarriers)) {
+            Verdict v = GpuVerifySuite.check(k);
+            assertTrue(v.agrees(), k.path() + ": " + v.describe());
+        }
+    }
+
     /** oracle/gpuverify/labels.tsv lists the CUDA twin of every kernel here, with the same label and launch. */
     @Test
     void everyKernelHasItsCudaTwinWithTheSameLabelAndLaunch() throws IOException {

@@ -219,6 +219,11 @@ final class SharedMemoryKernels {
      * each followed by {@code __syncthreads}; write the tile back.
      */
     static Object transitiveClosure() {
+        return transitiveClosure(true);
+    }
+
+    /** transitiveclosure with its barriers or (to show that they are what makes it race-free) without. */
+    static Object transitiveClosure(boolean barriers) {
         int vertices = 64;
         int blockDim = 8;
         MemorySegment graph = Buffers.ints(vertices * vertices, 0);
@@ -234,14 +239,18 @@ final class SharedMemoryKernels {
             int idxY = passnum * blockDim + ty;
             int idxX = passnum * blockDim + tx;
             ctx.storeInt(buffer, ty * blockDim + tx, ctx.loadInt(graph, idxY * vertices + idxX));
-            ctx.syncThreads();
+            if (barriers) {
+                ctx.syncThreads();
+            }
             for (int k = 0; k < blockDim; ++k) {
                 if (ctx.loadInt(buffer, ty * blockDim + tx) == 0) {
                     if (ctx.loadInt(buffer, ty * blockDim + k) != 0 && ctx.loadInt(buffer, k * blockDim + tx) != 0) {
                         ctx.storeInt(buffer, ty * blockDim + tx, passnum * blockDim + k + 2);
                     }
                 }
-                ctx.syncThreads();
+                if (barriers) {
+                    ctx.syncThreads();
+                }
             }
             ctx.storeInt(graph, idxY * vertices + idxX, ctx.loadInt(buffer, ty * blockDim + tx));
         });
