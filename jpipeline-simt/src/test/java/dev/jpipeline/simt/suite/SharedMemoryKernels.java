@@ -8,6 +8,7 @@ import dev.jpipeline.simt.Dim3;
 import dev.jpipeline.simt.Kernel;
 import dev.jpipeline.simt.KernelContext;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.util.List;
 
 /**
@@ -86,9 +87,14 @@ final class SharedMemoryKernels {
         return NO_OUTPUT;
     }
 
-    /** Locals only, then {@code __syncthreads()}. */
+    /** {@code int a, b, c; a = 2; b = 3; c = a + b; __syncthreads();}: locals only, then the barrier. */
     static Object basicBarrier() {
-        Kernel.launch(Dim3.of(2), Dim3.of(16), 0, KernelContext::syncThreads);
+        Kernel.launch(Dim3.of(2), Dim3.of(16), 0, ctx -> {
+            int a = 2;
+            int b = 3;
+            int c = a + b;  // never used, as in the CUDA kernel
+            ctx.syncThreads();
+        });
         return NO_OUTPUT;
     }
 
@@ -229,7 +235,7 @@ final class SharedMemoryKernels {
         MemorySegment graph = Buffers.ints(vertices * vertices, 0);
         int[] edges = {1, 1, 0, 1, 0, 0, 1, 0};
         for (int i = 0; i < edges.length; i++) {
-            graph.setAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, i, edges[i]);
+            graph.setAtIndex(ValueLayout.JAVA_INT, i, edges[i]);
         }
         int passnum = 0;
         Kernel.launch(Dim3.of(1, 1), Dim3.of(8, 8), 0, ctx -> {

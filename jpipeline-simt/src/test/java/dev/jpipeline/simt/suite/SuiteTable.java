@@ -1,5 +1,8 @@
 package dev.jpipeline.simt.suite;
 
+import dev.jpipeline.simt.Dim3;
+import dev.jpipeline.simt.Kernel;
+import dev.jpipeline.simt.KernelRuns;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -40,6 +43,9 @@ final class SuiteTable {
             count(verdicts, Label.BARRIER_DIVERGENCE, false), free, falsePositives, uninitialized,
             count(verdicts, Label.ASSUMED_RACE_FREE, true), count(verdicts, Label.ASSUMED_RACE_FREE, false),
             verdicts.size(), seconds);
+        KernelRuns runs = Kernel.runs();
+        System.out.printf("blocks run compiled: %d, on strands: %d%s%n", runs.compiledBlocks(), runs.strandBlocks(),
+            runs.fallbacks().isEmpty() ? "" : "; fell back: " + runs.fallbacks());
         if (args.length > 0 && args[0].equals("--messages")) {
             for (Verdict v : verdicts) {
                 if (v.found() != null) {
@@ -54,7 +60,7 @@ final class SuiteTable {
         return verdicts.stream().filter(v -> v.kernel().label() == label && (!agreeing || v.agrees())).count();
     }
 
-    private static String dims(dev.jpipeline.simt.Dim3 d) {
+    private static String dims(Dim3 d) {
         return d.y() == 1 && d.z() == 1 ? Integer.toString(d.x()) : "(" + d.x() + ", " + d.y() + ")";
     }
 }
