@@ -78,6 +78,22 @@ public final class CheckedExecution {
                 + SESSION.get().schedule);
         }
         CheckedSession session = new CheckedSession(schedule);
+        Outcome<R> outcome = runOnce(session, replayLine, run);
+        List<CheckedSession.AccessId> unnamed = session.sitesNeeded();
+        if (outcome.finding() != null && outcome.finding().kind() == FindingKind.DATA_RACE && !unnamed.isEmpty()) {
+            // the race's accesses did not record their sites: the same schedule makes the same accesses again, and
+            // this time those accesses record them (RaceDetector)
+            Outcome<R> named = runOnce(new CheckedSession(schedule, unnamed), replayLine, run);
+            if (named.finding() != null && named.finding().kind() == FindingKind.DATA_RACE) {
+                outcome = named;
+            }
+        }
+        return outcome;
+    }
+
+    private static <R> Outcome<R> runOnce(CheckedSession session, Function<Schedule, String> replayLine,
+                                          Supplier<R> run) {
+        Schedule schedule = session.schedule;
         R result = null;
         Throwable thrown = null;
         try {

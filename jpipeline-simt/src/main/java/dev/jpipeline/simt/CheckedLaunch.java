@@ -52,6 +52,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
     final RaceDetector races;
     /** A compiled kernel's name as access sites show it ("Host.method"), or null. */
     private String compiledName;
+    /** This launch's number in its run (an access's identity, CheckedSession.AccessId). */
+    private final int ordinal;
     /** The current block's shared memory under watch. */
     private final List<SharedShadow> shadows = new ArrayList<>();
     /** Copies issued and not landed, oldest first. */
@@ -78,6 +80,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
         this.session = session;
         this.launch = launch;
         this.races = RaceDetector.switchedOn() ? new RaceDetector(launch) : null;
+        this.ordinal = session.launchStarts();
     }
 
     // ---------------------------------------------------------------------------------------------------------
@@ -198,14 +201,30 @@ final class CheckedLaunch implements Interleaver, CopyService {
         }
         long address = memory.address() + index * 4;
         SharedShadow shadow = shadowOf(address);
-        RaceDetector.Place place = shadow == null
-            ? new RaceDetector.Place("global memory (element " + index + " of the " + memory.byteSize()
-                + "-byte segment accessed)", index)
-            : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4);
-        String race = races.access(kt, address, shadow != null, place, kind, accessSite());
+        RaceDetector.Place place = shadow == null ? new RaceDetector.Place(null, index, memory.byteSize(), false)
+            : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, false);
+        String site = session.wantsSite(ordinal, races.block(), kt.rank, races.nextAccess(kt)) ? accessSite() : null;
+        RaceDetector.Race race = races.access(kt, address, shadow != null, place, kind, site);
         if (race != null) {
-            throw violation(FindingKind.DATA_RACE, race);
+            throw violation(FindingKind.DATA_RACE, raceMessage(race, site != null ? site : accessSite()));
         }
+    }
+
+    /**
+     * A race's message: {@code nowSite} is where its second access is; the first one's site, if not recorded, is
+     * asked of the session, which runs the schedule again to record it (CheckedExecution.replay).
+     */
+    private String raceMessage(RaceDetector.Race race, String nowSite) {
+        return races.describe(race, nowSite != null ? nowSite : siteOf(race.now()), siteOf(race.before()));
+    }
+
+    /** {@code a}'s site, or, where it was not recorded, a placeholder and a request to record it on a rerun. */
+    private String siteOf(WordHistory.Access a) {
+        if (a.site() != null) {
+            return a.site();
+        }
+        session.needSite(new CheckedSession.AccessId(ordinal, a.block(), a.rank(), a.seq()));
+        return "(a site recorded when the schedule runs again)";
     }
 
     /** Poisons {@code range} and marks it in its shadow, if it is shared memory. */
@@ -292,6 +311,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
         /** The issuer's clock and epoch at the issue, which its writes carry (RaceDetector); null when off. */
         VectorClock clock;
         int epoch;
+        /** Its issue's access number (RaceDetector), and its site where recorded. */
+        int seq;
         String site;
 
         PendingCopy(MemorySegment dst, MemorySegment src, FileChannel channel, long position, long zfill,
@@ -382,7 +403,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
         if (races != null) {
             copy.clock = races.copyClock(kt);
             copy.epoch = races.epoch(kt);
-            copy.site = accessSite();
+            copy.seq = races.countAccess(kt);
+            copy.site = session.wantsSite(ordinal, races.block(), kt.rank, copy.seq) ? accessSite() : null;
         }
         pending.add(copy);
         session.trace(kt, " issues ", copy);
@@ -434,16 +456,15 @@ final class CheckedLaunch implements Interleaver, CopyService {
     private void copyWrites(PendingCopy copy) {
         long from = copy.dst.address() & ~3L;
         long to = copy.dst.address() + copy.dst.byteSize();
+        SharedShadow shadow = shadowOf(copy.dst.address());     // a copy's destination lies in one piece of memory
         for (long address = from; address < to; address += 4) {
-            SharedShadow shadow = shadowOf(address);
             RaceDetector.Place place = shadow == null
-                ? new RaceDetector.Place("global memory (byte " + (address - copy.dst.address()) + " of the "
-                    + copy.dst.byteSize() + "-byte copy destination)", (address - copy.dst.address()) / 4)
-                : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4);
-            String race = races.copyLands(copy.issuer.rank, copy.epoch, copy.clock, copy.site, address,
-                shadow != null, place);
+                ? new RaceDetector.Place(null, (address - copy.dst.address()) / 4, copy.dst.byteSize(), true)
+                : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true);
+            RaceDetector.Race race = races.copyLands(copy.issuer.rank, copy.epoch, copy.seq, copy.clock, copy.site,
+                address, shadow != null, place);
             if (race != null) {
-                fail(FindingKind.DATA_RACE, race);
+                fail(FindingKind.DATA_RACE, raceMessage(race, null));
                 return;
             }
         }

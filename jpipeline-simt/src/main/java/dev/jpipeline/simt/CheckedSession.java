@@ -46,7 +46,23 @@ final class CheckedSession {
     private String findingMessage;
     private List<String> findingTrace;
 
+    /** One access of a run: its launch's number in the run, the block (linear), the thread's rank, its number. */
+    record AccessId(int launch, int block, int rank, int seq) {
+    }
+
+    /** The accesses whose sites this run records (RaceDetector's second run of a race): empty for most runs. */
+    private final List<AccessId> sitesWanted;
+    /** The accesses whose sites the run's races could not name, in the order asked. */
+    private final List<AccessId> sitesNeeded = new ArrayList<>(2);
+    private int launches;
+
     CheckedSession(Schedule schedule) {
+        this(schedule, List.of());
+    }
+
+    /** A session that records the sites of the accesses {@code sitesWanted}. */
+    CheckedSession(Schedule schedule, List<AccessId> sitesWanted) {
+        this.sitesWanted = List.copyOf(sitesWanted);
         this.schedule = schedule;
         this.random = new SplittableRandom(schedule.seed());
         this.landOdds = LAND_ODDS[random.nextInt(LAND_ODDS.length)];
@@ -62,6 +78,25 @@ final class CheckedSession {
     /** Whether a copy in flight lands now, though a thread could run: one decision. */
     boolean landsNow() {
         return ++decisions <= schedule.randomizedDecisions() && landOdds != 0 && random.nextInt(landOdds) == 0;
+    }
+
+    /** A checked launch of the run starts: its number in the run. */
+    int launchStarts() {
+        return launches++;
+    }
+
+    /** Whether the site of this access is to be recorded. */
+    boolean wantsSite(int launch, int block, int rank, int seq) {
+        return !sitesWanted.isEmpty() && sitesWanted.contains(new AccessId(launch, block, rank, seq));
+    }
+
+    /** A race of the run needs the site of {@code access}, which was not recorded. */
+    void needSite(AccessId access) {
+        sitesNeeded.add(access);
+    }
+
+    List<AccessId> sitesNeeded() {
+        return sitesNeeded;
     }
 
     long decisions() {

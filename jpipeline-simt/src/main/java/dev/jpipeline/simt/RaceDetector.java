@@ -23,6 +23,11 @@ import java.util.HashMap;
  * the issue by other means, before the copy landed: reads of a copy that has not landed are poison findings anyway.
  * Words: shared memory is keyed by address for the running block only (a block's shared memory may reuse the
  * addresses of the one before); global memory (any other native segment) for the whole launch.
+ * Sites: walking the stack at every access would cost more than the rest of checked execution, so an access's
+ * site is not recorded; each access has a number (the thread's count of accesses in the launch). A race names its
+ * second access's site at once (it is on the stack) and the first one's by that number: the run that found it
+ * is run again under the same schedule, which makes the same accesses, and that run records the site of that
+ * access (CheckedSession.sitesWanted). A copy's issue counts as its issuer's access, and names its site alike.
  * Confinement: one CUDA thread runs at a time (the turn of a checked launch), copies land under the scheduler's
  * lock, and the hand-offs order every call: plain fields.
  * </pre>
@@ -41,6 +46,8 @@ final class RaceDetector {
     private final Launch launch;
     private int block = -1;
     private VectorClock[] clocks;
+    /** Each thread's count of accesses in the launch so far, by block rank. */
+    private int[] accesses;
     private final HashMap<Long, WordHistory> sharedWords = new HashMap<>();
     private final HashMap<Long, WordHistory> globalWords = new HashMap<>();
     private final HashMap<SyncPhase, VectorClock> syncs = new HashMap<>();
@@ -57,14 +64,21 @@ final class RaceDetector {
         }
     }
 
-    /** Where a racing access was: the memory's name and the word's offset in it, in 4-byte words. */
-    record Place(String memory, long word) {
+    /**
+     * Where an access was: word {@code word} of shared memory {@code shared} (its name), or of a global segment of
+     * {@code bytes} bytes (shared null), the one an accessor was given or a copy's destination. Made for every
+     * access, so its text is made only for a finding.
+     */
+    record Place(String shared, long word, long bytes, boolean copy) {
         @Override
         public String toString() {
-            return "word " + word + " (byte offset " + 4 * word + ") of " + memory;
+            return "word " + word + " (byte offset " + 4 * word + ") of " + (shared != null ? shared
+                : "global memory (" + (copy ? "in the " + bytes + "-byte copy destination)"
+                    : "element " + word + " of the " + bytes + "-byte segment accessed)"));
         }
     }
 
+    /** Whether the detector is on (it is unless {@link #SWITCH} is {@code false}). */
     static boolean switchedOn() {
         return !"false".equals(System.getProperty(SWITCH));
     }
@@ -77,6 +91,7 @@ final class RaceDetector {
     void blockStarts(int linear, int size) {
         block = linear;
         clocks = new VectorClock[size];
+        accesses = new int[size];
         for (int r = 0; r < size; r++) {
             clocks[r] = VectorClock.ofThread(size, r);
         }
@@ -110,26 +125,46 @@ final class RaceDetector {
         return clocks[kt.rank].get(kt.rank);
     }
 
+    /** The running block's linear index. */
+    int block() {
+        return block;
+    }
+
+    /** The number the next access of {@code kt} will have (its count of accesses so far). */
+    int nextAccess(KernelThread kt) {
+        return accesses[kt.rank];
+    }
+
+    /** Counts an access of {@code kt} that is not recorded here (a copy's issue): its number. */
+    int countAccess(KernelThread kt) {
+        return accesses[kt.rank]++;
+    }
+
+    /** A race: access {@code now}, to {@code place}, conflicts with the earlier access {@code before}. */
+    record Race(WordHistory.Access now, WordHistory.Access before, Place place) {
+    }
+
     /**
-     * An accessor access by {@code kt} of the word at native {@code address}: the message of the race it makes, or
-     * null. The access is recorded either way.
+     * An accessor access by {@code kt} of the word at native {@code address}, from {@code site} if recorded (else
+     * null): the race it makes, or null. The access is recorded either way.
      */
-    String access(KernelThread kt, long address, boolean shared, Place place, WordHistory.Kind kind, String site) {
-        WordHistory.Access a = new WordHistory.Access(block, kt.rank, epoch(kt), kind, site);
+    Race access(KernelThread kt, long address, boolean shared, Place place, WordHistory.Kind kind, String site) {
+        WordHistory.Access a = new WordHistory.Access(block, kt.rank, epoch(kt), accesses[kt.rank]++, kind, site);
         return record(a, clocks[kt.rank], address, shared, place);
     }
 
     /**
-     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock} lands on the word at
-     * {@code address}: the message of the race its write makes, or null.
+     * A copy issued by {@code issuer} in epoch {@code epoch} with clock {@code clock}, its access number {@code seq},
+     * from {@code site} (null when not recorded) lands on the word at {@code address}: the race its write makes, or
+     * null.
      */
-    String copyLands(int issuer, int epoch, VectorClock clock, String site, long address, boolean shared,
-                     Place place) {
-        return record(new WordHistory.Access(block, issuer, epoch, WordHistory.Kind.COPY, site), clock, address,
+    Race copyLands(int issuer, int epoch, int seq, VectorClock clock, String site, long address, boolean shared,
+                   Place place) {
+        return record(new WordHistory.Access(block, issuer, epoch, seq, WordHistory.Kind.COPY, site), clock, address,
             shared, place);
     }
 
-    private String record(WordHistory.Access a, VectorClock clock, long address, boolean shared, Place place) {
+    private Race record(WordHistory.Access a, VectorClock clock, long address, boolean shared, Place place) {
         HashMap<Long, WordHistory> words = shared ? sharedWords : globalWords;
         WordHistory h = words.computeIfAbsent(address >>> 2, k -> new WordHistory());
         WordHistory.Access racing = null;
@@ -151,7 +186,7 @@ final class RaceDetector {
                 h.atomics.clear();
             }
         }
-        return racing == null ? null : describe(a, racing, place);
+        return racing == null ? null : new Race(a, racing, place);
     }
 
     private static WordHistory.Access firstUnordered(java.util.List<WordHistory.Access> list, WordHistory.Access a,
@@ -169,14 +204,17 @@ final class RaceDetector {
         return old.block() == a.block() && (old.rank() == a.rank() || old.clock() <= clock.get(old.rank()));
     }
 
-    private String describe(WordHistory.Access a, WordHistory.Access old, Place place) {
+    /** The finding's message: both threads, what each did where ({@code nowSite}, {@code beforeSite}), why. */
+    String describe(Race race, String nowSite, String beforeSite) {
+        WordHistory.Access a = race.now();
+        WordHistory.Access old = race.before();
         String why = a.block() != old.block()
             ? "threads of different blocks are ordered by nothing (a GPU runs blocks at once; checked execution runs "
                 + "them one after another)"
             : "nothing orders the two accesses (no __syncthreads, __syncwarp or tile sync of both, pipeline wait or "
                 + "release, barrier phase or landed copy between them)";
-        return thread(a) + " " + a.kind().present + " " + place + " at " + a.site() + ", and " + thread(old) + " "
-            + old.kind().past + " it at " + old.site() + ": " + why;
+        return thread(a) + " " + a.kind().present + " " + race.place() + " at " + nowSite + ", and " + thread(old)
+            + " " + old.kind().past + " it at " + beforeSite + ": " + why;
     }
 
     private String thread(WordHistory.Access a) {

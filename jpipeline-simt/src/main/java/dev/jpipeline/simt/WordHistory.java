@@ -40,10 +40,11 @@ final class WordHistory {
     }
 
     /**
-     * One access: by thread {@code rank} of block {@code block} (linear) in that thread's epoch {@code clock}, from
-     * {@code site} (the kernel frames, with lines).
+     * One access: by thread {@code rank} of block {@code block} (linear) in that thread's epoch {@code clock}, the
+     * thread's access number {@code seq} of the launch, from {@code site} (the kernel frames, with lines), or null
+     * where the site was not recorded (RaceDetector: recorded for a copy, and on the replay that names a race).
      */
-    record Access(int block, int rank, int clock, Kind kind, String site) {
+    record Access(int block, int rank, int clock, int seq, Kind kind, String site) {
     }
 
     Access write;

@@ -276,6 +276,34 @@ class CheckedRaceTest {
         }, 100);
     }
 
+    @Test
+    void aStoreIntoAnotherThreadsCopyDestinationRacesWithTheCopyWhicheverComesFirst() {
+        MemorySegment in = ints(1);
+        Finding f = found(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 4, ctx -> {
+                MemorySegment s = ctx.dynamicShared();
+                if (ctx.threadRank() == 0) {
+                    Pipeline p = Pipeline.make();
+                    p.producerAcquire();
+                    memcpyAsync(s, in, 4, p); COPY_LINE[0] = line();
+                    p.producerCommit();
+                    p.consumerWait();
+                    p.consumerRelease();
+                } else {
+                    ctx.storeInt(s, 0, 5); COPY_LINE[1] = line();
+                }
+            });
+            return 0;
+        }, 30);
+        String m = f.message();
+        assertTrue(m.contains("a copy issued by thread (0, 0, 0) of block (0, 0, 0)"), m);
+        assertTrue(m.contains("thread (1, 0, 0) of block (0, 0, 0)"), m);
+        assertTrue(m.contains("(CheckedRaceTest.java:" + COPY_LINE[0] + ")"), "the copy's line: " + m);
+        assertTrue(m.contains("(CheckedRaceTest.java:" + COPY_LINE[1] + ")"), "the store's line: " + m);
+    }
+
+    private static final int[] COPY_LINE = new int[2];
+
     // ---------------------------------------------------------------------------------------------------------
     // cuda::barrier
 
