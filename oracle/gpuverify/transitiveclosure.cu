@@ -3,7 +3,7 @@
 // GPUVerify label and options, as in the original:
 //pass
 //--blockDim=[8,8] --gridDim=[1,1] --no-inline
-// jpipeline label: RACE_FREE; launch used here: grid (1,1), block (8,8)
+// jpipeline label: RACE_FREE; launch used here: grid (1), block (8,8)
 
 #include <cuda.h>
 
@@ -89,7 +89,7 @@ static inline int finish() {
 }
 
 int main() {
-    dim3 G = dim3(1,1), B = dim3(8,8);
+    dim3 G = dim3(1), B = dim3(8,8);
     unsigned int *graph = devArray<unsigned int>(64 * 64, 0);
     unsigned int edges[8] = {1, 1, 0, 1, 0, 0, 1, 0};  // row 0 of the first 8x8 tile: some edges
     cudaMemcpy(graph, edges, sizeof edges, cudaMemcpyHostToDevice);
