@@ -32,6 +32,11 @@ __global__ void binary_partitions(const float* g, float* out) {
     pipe.producer_acquire();
     cuda::memcpy_async(&s[2 * t], &g[2 * t], 16, pipe);
     pipe.producer_commit();
+#ifdef FAULT_CLEAR_AFTER_COMMIT
+    for (int k = 0; k < 4; k++) {
+      out[2 * t + k] = 0;  // BUG: may overwrite what the consumer wrote
+    }
+#endif
   }
   if (unguarded || role == cuda::pipeline_role::consumer) {
     pipe.consumer_wait();
