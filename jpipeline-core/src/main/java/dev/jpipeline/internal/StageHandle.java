@@ -505,7 +505,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         boolean last = ring.releaseOwner();
         Side leaving = side;
         if (leaving == null) {
-            ring.drop(ring.sides.quitUndecided());
+            ring.drop(ring.sides.quitUndecided(), interleaver);
         } else {
             if (leaving.produces()) {
                 failure = produced.dropAll(member, head, headRound, failure);
@@ -563,7 +563,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         side = producer ? Side.PRODUCER : Side.CONSUMER;
         events.sideTaken(producer, claim.member());
         join(claim.member());
-        ring.drop(claim.settled());
+        ring.drop(claim.settled(), interleaver);
     }
 
     /** Takes member number {@code member}'s barriers on the side(s) of {@link #side}. */
