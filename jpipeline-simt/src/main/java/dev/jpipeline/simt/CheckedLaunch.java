@@ -476,7 +476,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
             }
         }
         session.trace(copy, " lands", failure == null ? "" : " (failed: " + failure + ")");
-        if (copy.clock != null && copy.dst.isNative() && !launch.aborted()) {
+        if (copy.clock != null && copy.src != null && !launch.aborted() && copyReads(copy, data)) {
+            // its source raced: the launch has failed
+        } else if (copy.clock != null && copy.dst.isNative() && !launch.aborted()) {
             copyWrites(copy);
         }
         if (copy.landing != null) {
@@ -484,6 +486,37 @@ final class CheckedLaunch implements Interleaver, CopyService {
         } else if (failure != null) {       // a primitive's copy: no stage to fail, so the launch fails, as at issue
             launch.fail(copy + " failed when it landed: " + failure, failure);
         }
+    }
+
+    /**
+     * A landed copy's reads of its first {@code bytes} source bytes go to the race detector, word by word (shared
+     * memory, native global memory, a Java array's): the first race fails the launch.
+     *
+     * @return whether a race failed it
+     */
+    private boolean copyReads(PendingCopy copy, long bytes) {
+        MemorySegment src = copy.src;
+        long from = src.address() & ~3L;
+        long to = src.address() + Math.min(bytes, src.byteSize());
+        SharedShadow shadow = src.isNative() ? shadowOf(src.address()) : null;
+        Object array = src.isNative() ? null : src.heapBase().orElse(null);
+        if (!src.isNative() && array == null) {
+            return false;
+        }
+        for (long address = from; address < to; address += 4) {
+            WordHistory word = shadow != null ? shadow.history(address)
+                : array == null ? races.globalWord(address) : races.heapWord(array, address);
+            RaceDetector.Race race = races.copyReads(copy.issuer.rank, copy.epoch, copy.barriers, copy.seq,
+                copy.clock, copy.site, word);
+            if (race != null) {
+                RaceDetector.Place place = shadow == null
+                    ? new RaceDetector.Place(null, (address - src.address()) / 4, src.byteSize(), true, true)
+                    : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true, true);
+                fail(FindingKind.DATA_RACE, raceMessage(race, place, null));
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A landed copy's writes go to the race detector, word by word: the first race fails the launch. */

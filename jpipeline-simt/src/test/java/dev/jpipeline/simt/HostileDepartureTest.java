@@ -318,4 +318,47 @@ class HostileDepartureTest {
                 "took " + (System.nanoTime() - start) / 1_000_000 + " ms");
         }
     }
+
+    /**
+     * A role-partitioned pipeline made twice on one shared state: the first time the producer streams 2 batches and
+     * quits after its last commit, the consumer quits after its last release; after a __syncthreads both make it
+     * again and stream 6 batches. libcu++ re-initializes nothing it needs: every batch of the second pipeline has
+     * its commit.
+     */
+    static float[] remadeLonger() {
+        float[] out = new float[8];
+        Kernel.launch(Dim3.of(1), Dim3.of(2), 4L * 2, ctx -> {
+            PipelineSharedState st = ctx.shared("s", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+            int t = ctx.threadRank();
+            MemorySegment sm = ctx.dynamicShared();
+            int[] counts = {2, 6};
+            int k = 0;
+            for (int count : counts) {
+                Pipeline p = Pipeline.make(ctx.block(), st, t == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                for (int b = 0; b < count; b++) {
+                    if (t == 0) {
+                        p.producerAcquire();
+                        ctx.storeFloat(sm, b % 2, k + b);
+                        p.producerCommit();
+                    } else {
+                        p.consumerWait();
+                        out[k + b] = ctx.loadFloat(sm, b % 2);
+                        p.consumerRelease();
+                    }
+                }
+                p.quit();
+                k += count;
+                ctx.syncThreads();
+            }
+        });
+        return out;
+    }
+
+    @Test
+    void aPartitionedPipelineRemadeForMoreBatchesThanBeforeIsNoFinding() {
+        float[] expected = {0, 1, 2, 3, 4, 5, 6, 7};
+        assertArrayEquals(expected, remadeLonger());
+        Exploration<float[]> e = CheckedExecution.explore(30, 1, HostileDepartureTest::remadeLonger);
+        assertNull(e.finding(), () -> e.finding().report());
+    }
 }
