@@ -256,6 +256,8 @@ class HostileDepartureTest {
         assertNotNull(e.finding(), "a producer that never commits: every batch is one commit short on a GPU");
         assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
         assertTrue(e.finding().message().contains("left before taking a role"), e.finding()::report);
+        assertEquals(e.finding().report(), CheckedExecution.replay(e.finding().schedule(),
+            HostileDepartureTest::countPartitionedOneProducerQuitsUndecided).finding().report());
     }
 
     /** Device-scope pipelines in global memory, one per block, producers quitting after their last commit. */
@@ -360,5 +362,31 @@ class HostileDepartureTest {
         assertArrayEquals(expected, remadeLonger());
         Exploration<float[]> e = CheckedExecution.explore(30, 1, HostileDepartureTest::remadeLonger);
         assertNull(e.finding(), () -> e.finding().report());
+    }
+
+    /** A normal launch's outcome: its result, or its failure's message with the thread names taken out. */
+    private static String outcome(java.util.function.Supplier<float[]> run) {
+        try {
+            return java.util.Arrays.toString(run.get());
+        } catch (RuntimeException e) {
+            return e.getClass().getSimpleName() + ": " + String.valueOf(e.getMessage()).lines().findFirst().orElse("");
+        }
+    }
+
+    @Test
+    void normalLaunchesOfTheDepartureBugsGiveOneOutcomeEveryRun() {
+        java.util.List<java.util.function.Supplier<float[]>> runs = java.util.List.of(
+            HostileDepartureTest::countPartitionedOneProducerQuitsUndecided,
+            HostileDepartureTest::endsHoldingAcquired,
+            () -> countPartitioned(true),
+            HostileDepartureTest::producersQuitFirst,
+            () -> PipelineDepartureTest.partitioned(false, true, false),
+            () -> PipelineDepartureTest.partitioned(true, false, false));
+        for (int k = 0; k < runs.size(); k++) {
+            String first = outcome(runs.get(k));
+            for (int run = 1; run < 15; run++) {
+                assertEquals(first, outcome(runs.get(k)), "program " + k + ", run " + run);
+            }
+        }
     }
 }

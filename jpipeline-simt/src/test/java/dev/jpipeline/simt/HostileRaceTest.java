@@ -36,6 +36,9 @@ class HostileRaceTest {
     private static Finding found(Supplier<?> run, int schedules) {
         Exploration<?> e = CheckedExecution.explore(schedules, 1, run::get);
         assertNotNull(e.finding(), "no finding in " + schedules + " schedules");
+        Finding again = CheckedExecution.replay(e.finding().schedule(), run::get).finding();
+        assertNotNull(again, "the schedule " + e.finding().schedule() + " did not replay the finding");
+        assertEquals(e.finding().report(), again.report());
         return e.finding();
     }
 
@@ -427,6 +430,9 @@ class HostileRaceTest {
         assertEquals(FindingKind.DATA_RACE, f.kind(), f::report);
         assertTrue(f.message().contains("thread (1, 0, 0)"), f::report);
         assertTrue(f.message().contains("memcpy_async"), f::report);
+        int first = f.message().indexOf("HostileRaceTest.java:");
+        assertTrue(first >= 0 && f.message().indexOf("HostileRaceTest.java:", first + 1) > 0,
+            "both sites with their lines: " + f.message());
     }
 
     /** Block 0 writes the global words that block 1 copies in: blocks are ordered by nothing. */
@@ -450,5 +456,79 @@ class HostileRaceTest {
             return 0;
         }, 10);
         assertEquals(FindingKind.DATA_RACE, f.kind(), f::report);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------
+    // Waits that succeed by polling or with a timeout order as the plain waits do
+
+    @Test
+    void aBarrierTryWaitLoopOrdersThePhase() {
+        clean(() -> {
+            MemorySegment g = ints(1);
+            int[] out = new int[1];
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(2));
+                if (ctx.threadRank() == 0) {
+                    ctx.storeInt(g, 0, 7);
+                    bar.arrive();
+                } else {
+                    long token = bar.arrive();
+                    while (!bar.tryWait(token)) {
+                        ctx.syncWarp(0x2);          // a scheduling point of its own
+                    }
+                    out[0] = ctx.loadInt(g, 0);
+                }
+            });
+            return out[0];
+        }, 60);
+    }
+
+    @Test
+    void aBarrierTimedWaitThatSucceedsOrdersThePhase() {
+        clean(() -> {
+            MemorySegment g = ints(1);
+            int[] out = new int[1];
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(2));
+                if (ctx.threadRank() == 0) {
+                    ctx.storeInt(g, 0, 7);
+                    bar.arrive();
+                } else {
+                    long token = bar.arrive();
+                    if (bar.tryWaitFor(token, java.time.Duration.ofHours(1))) {
+                        out[0] = ctx.loadInt(g, 0);
+                    }
+                }
+            });
+            return out[0];
+        }, 60);
+    }
+
+    @Test
+    void aConsumerWaitForThatSucceedsOrdersTheBatch() {
+        clean(() -> {
+            int[] out = new int[4];
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 8, ctx -> {
+                PipelineSharedState st = ctx.shared("s", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+                int t = ctx.threadRank();
+                Pipeline p = Pipeline.make(ctx.block(), st, t == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                MemorySegment s = ctx.dynamicShared();
+                for (int b = 0; b < 4; b++) {
+                    if (t == 0) {
+                        p.producerAcquire();
+                        ctx.storeInt(s, b % 2, b + 1);
+                        p.producerCommit();
+                    } else {
+                        while (!p.consumerWaitFor(java.time.Duration.ofMillis(1))) {
+                            Thread.onSpinWait();
+                        }
+                        out[b] = ctx.loadInt(s, b % 2);
+                        p.consumerRelease();
+                    }
+                }
+                p.quit();
+            });
+            return out;
+        }, 60);
     }
 }
