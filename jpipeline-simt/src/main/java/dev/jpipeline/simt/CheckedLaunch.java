@@ -194,7 +194,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     /**
      * Element {@code index} (4 bytes) of {@code memory}, accessed by {@code kt}, goes to the race detector: a race
-     * fails the launch with DATA_RACE. Heap segments (a Java array's) are global memory too. Not watched: accesses
+     * fails the launch with DATA_RACE. Heap segments (a Java array's) are global memory too, except read-only views
+     * of them, whose array Java does not give. Not watched: accesses
      * inside the init of a
      * {@code ctx.shared} or {@code ctx.global} variable, which happen-before every thread that asks for its key.
      */
@@ -203,9 +204,13 @@ final class CheckedLaunch implements Interleaver, CopyService {
             return;     // (inside a shared or global init: ordered before every thread that asks for the key)
         }
         long address = memory.address() + index * 4;      // a heap segment's: the offset in its array
+        Object array = memory.isNative() ? null : memory.heapBase().orElse(null);
+        if (!memory.isNative() && array == null) {
+            return;     // a read-only view of a Java array hides the array (heapBase() is empty): not watched
+        }
         SharedShadow shadow = memory.isNative() ? shadowOf(address) : null;
         WordHistory word = shadow != null ? shadow.history(address) : memory.isNative() ? races.globalWord(address)
-            : races.heapWord(memory.heapBase().orElseThrow(), address);
+            : races.heapWord(array, address);
         String site = session.wantsSite(ordinal, races.block(), kt.rank, races.nextAccess(kt)) ? accessSite() : null;
         RaceDetector.Race race = races.access(kt, word, kind, site);
         if (race != null) {

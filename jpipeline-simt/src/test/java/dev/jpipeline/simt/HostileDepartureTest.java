@@ -389,4 +389,39 @@ class HostileDepartureTest {
             }
         }
     }
+
+    /** One shared state made by the host, used by two launches whose threads all end without quit(). */
+    static float[] hostStateTwoLaunches() {
+        PipelineSharedState st = PipelineSharedState.create(ThreadScope.BLOCK, 2);
+        float[] out = new float[8];
+        for (int launch = 0; launch < 2; launch++) {
+            int base = 4 * launch;
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 8, ctx -> {
+                int t = ctx.threadRank();
+                Pipeline p = Pipeline.make(ctx.block(), st, t == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+                MemorySegment sm = ctx.dynamicShared();
+                for (int b = 0; b < 4; b++) {
+                    if (t == 0) {
+                        p.producerAcquire();
+                        ctx.storeFloat(sm, b % 2, base + b);
+                        p.producerCommit();
+                    } else {
+                        p.consumerWait();
+                        out[base + b] = ctx.loadFloat(sm, b % 2);
+                        p.consumerRelease();
+                    }
+                }
+                // no quit(): the thread's end leaves, as the destructor of a cuda::pipeline does
+            });
+        }
+        return out;
+    }
+
+    @Test
+    void aHostStateReusedByALaunchAfterItsThreadsEndedWithoutQuitWorksAndIsNoFinding() {
+        float[] expected = {0, 1, 2, 3, 4, 5, 6, 7};
+        assertArrayEquals(expected, hostStateTwoLaunches());
+        Exploration<float[]> e = CheckedExecution.explore(20, 1, HostileDepartureTest::hostStateTwoLaunches);
+        assertNull(e.finding(), () -> e.finding().report());
+    }
 }

@@ -531,4 +531,45 @@ class HostileRaceTest {
             return out;
         }, 60);
     }
+
+    /**
+     * On sm_70 and later, lanes may reach different __syncwarp() call sites and still synchronize with each other
+     * (CUDA Programming Guide, __syncwarp): the half that writes syncs in one branch, the half that reads in the other.
+     */
+    @Test
+    void syncWarpFromTwoCallSitesInDivergentBranchesOrdersTheLanes() {
+        clean(() -> {
+            MemorySegment g = ints(32);
+            int[] out = new int[32];
+            Kernel.launch(Dim3.of(1), Dim3.of(32), 0, ctx -> {
+                int lane = ctx.laneId();
+                if (lane < 16) {
+                    ctx.storeInt(g, lane, lane + 1);
+                    ctx.syncWarp();
+                } else {
+                    ctx.syncWarp();
+                    out[lane] = ctx.loadInt(g, lane - 16);
+                }
+            });
+            return out;
+        }, 40);
+    }
+
+    /**
+     * A read-only view of a Java array is a legitimate kernel input (const float* in CUDA): the accessors read it,
+     * checked or not. MemorySegment.heapBase() is empty for a read-only segment.
+     */
+    @Test
+    void aReadOnlyHeapInputIsReadThroughTheAccessorsUnderCheckedExecution() {
+        Supplier<int[]> run = () -> {
+            MemorySegment in = MemorySegment.ofArray(new int[] {3, 4, 5, 6}).asReadOnly();
+            int[] out = new int[4];
+            Kernel.launch(Dim3.of(1), Dim3.of(4), 0, ctx -> out[ctx.threadRank()] = ctx.loadInt(in, ctx.threadRank()));
+            return out;
+        };
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {3, 4, 5, 6}, run.get());
+        Exploration<int[]> e = CheckedExecution.explore(10, 1, run::get);
+        assertNull(e.finding(), () -> e.finding().report());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {3, 4, 5, 6}, e.firstResult());
+    }
 }
