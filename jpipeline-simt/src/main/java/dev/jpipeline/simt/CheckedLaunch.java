@@ -433,6 +433,28 @@ final class CheckedLaunch implements Interleaver, CopyService {
         }
     }
 
+    /**
+     * {@code __pipeline_arrive_on}: every copy this thread has issued with the primitives (committed or not) lands
+     * now, so that the barrier phase its next arrival completes finds them landed, as CUDA's tie guarantees (the
+     * copies land at the latest point that is still safe for every waiter of that phase: the tie itself).
+     */
+    void primitiveArriveOn(KernelThread kt) {
+        List<PendingCopy> open = openBatches[kt.rank];
+        if (open != null) {
+            for (PendingCopy copy : open) {
+                landNow(copy);
+            }
+        }
+        ArrayDeque<CommittedCopies> committed = committedCopies[kt.rank];
+        if (committed != null) {
+            for (CommittedCopies batch : committed) {
+                for (PendingCopy copy : batch.copies()) {
+                    landNow(copy);
+                }
+            }
+        }
+    }
+
     private void issue(PendingCopy copy) {
         KernelThread kt = copy.issuer;
         poison(copy.dst, SharedShadow.PENDING, kt.rank);

@@ -572,4 +572,78 @@ class HostileRaceTest {
         assertNull(e.finding(), () -> e.finding().report());
         org.junit.jupiter.api.Assertions.assertArrayEquals(new int[] {3, 4, 5, 6}, e.firstResult());
     }
+
+    /** A barrier of count 1: thread 0 writes and arrives (completing the phase); thread 1 only waits on its parity. */
+    @Test
+    void aParityWaitOfAThreadThatDoesNotArriveOrdersThePhase() {
+        clean(() -> {
+            MemorySegment g = ints(1);
+            int[] out = new int[1];
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(1));
+                if (ctx.threadRank() == 0) {
+                    ctx.storeInt(g, 0, 7);
+                    bar.arrive();
+                } else {
+                    bar.waitParity(false);
+                    out[0] = ctx.loadInt(g, 0);
+                }
+            });
+            return out[0];
+        }, 60);
+    }
+
+    /** arrive(2) by one thread completes a barrier of count 2; the other waits on the token-less parity. */
+    @Test
+    void anArrivalWithAnUpdateOrdersThePhase() {
+        clean(() -> {
+            MemorySegment g = ints(1);
+            int[] out = new int[1];
+            Kernel.launch(Dim3.of(1), Dim3.of(2), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(2));
+                if (ctx.threadRank() == 0) {
+                    ctx.storeInt(g, 0, 7);
+                    bar.arrive(2);
+                } else {
+                    bar.waitParity(false);
+                    out[0] = ctx.loadInt(g, 0);
+                }
+            });
+            return out[0];
+        }, 60);
+    }
+
+    /**
+     * __pipeline_arrive_on(&bar): each thread copies its word with the primitives and ties its copies to the
+     * barrier; after bar.arrive_and_wait() every thread reads another's word (cuda::barrier completes the copies).
+     */
+    @Test
+    void primitivesArriveOnABarrierOrderTheCopiesForEveryThread() {
+        clean(() -> arriveOn(true), 60);
+        Exploration<?> e = CheckedExecution.explore(20, 1, () -> arriveOn(false));
+        assertNotNull(e.finding(), "without the tie the barrier does not cover the copies");
+        assertEquals(FindingKind.POISON_READ, e.finding().kind(), e.finding()::report);
+    }
+
+    private static int[] arriveOn(boolean tie) {
+        {
+            MemorySegment in = ints(N);
+            for (int i = 0; i < N; i++) {
+                in.setAtIndex(java.lang.foreign.ValueLayout.JAVA_INT, i, i);
+            }
+            int[] out = new int[N];
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 4L * N, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(N));
+                MemorySegment s = ctx.dynamicShared();
+                int t = ctx.threadRank();
+                PipelinePrimitives.pipelineMemcpyAsync(s.asSlice(4L * t, 4), in.asSlice(4L * t, 4), 4);
+                if (tie) {
+                    PipelinePrimitives.pipelineArriveOn(bar);
+                }
+                bar.arriveAndWait();
+                out[t] = ctx.loadInt(s, (t + 1) % N);
+            });
+            return out;
+        }
+    }
 }
