@@ -424,4 +424,47 @@ class HostileDepartureTest {
         Exploration<float[]> e = CheckedExecution.explore(20, 1, HostileDepartureTest::hostStateTwoLaunches);
         assertNull(e.finding(), () -> e.finding().report());
     }
+
+    /**
+     * A consumer that waits with a timeout (consumer_wait_for) for a batch that a producer which quit will never
+     * commit: on a GPU the wait does not hang, it times out (returns false), and this kernel takes its fallback
+     * path. jpipeline's wait completes instead (the quitter's commit was dropped), so the program behaves
+     * differently there: a finding, but it must not claim that the wait never ends.
+     */
+    static float[] timedWaitForAQuitter() {
+        float[] out = new float[3];
+        Kernel.launch(Dim3.of(1), Dim3.of(3), 8, ctx -> {
+            PipelineSharedState st = ctx.shared("s", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+            int t = ctx.threadRank();
+            Pipeline p = Pipeline.make(ctx.block(), st, t < 2 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+            MemorySegment sm = ctx.dynamicShared();
+            if (t < 2) {
+                if (t == 0) {
+                    p.producerAcquire();
+                    ctx.storeFloat(sm, 0, 1);
+                    p.producerCommit();
+                }
+                p.quit();                       // producer 1 never commits batch 0
+            } else {
+                if (p.consumerWaitFor(java.time.Duration.ofMillis(10))) {
+                    out[2] = ctx.loadFloat(sm, 0);
+                    p.consumerRelease();
+                } else {
+                    out[2] = -1;                // the GPU's path: the wait timed out
+                }
+                p.quit();
+            }
+        });
+        return out;
+    }
+
+    @Test
+    void aTimedWaitThatADroppedCommitCompletesIsNotCalledAWaitThatNeverEnds() {
+        Exploration<float[]> e = CheckedExecution.explore(20, 1, HostileDepartureTest::timedWaitForAQuitter);
+        assertNotNull(e.finding(), "jpipeline's wait completes where the GPU's times out");
+        assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
+        assertTrue(!e.finding().message().contains("never ends"), e.finding().message());
+        assertTrue(e.finding().message().startsWith("consumer_wait_for of thread"), e.finding().message());
+        assertTrue(e.finding().message().contains("times out (returns false)"), e.finding().message());
+    }
 }
