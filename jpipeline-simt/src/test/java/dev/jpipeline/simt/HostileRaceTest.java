@@ -646,4 +646,38 @@ class HostileRaceTest {
             return out;
         }
     }
+
+    /** A 2D block of 8 x 8: a warp group sync (ctx.warp().sync()) orders the lanes of the second warp. */
+    @Test
+    void aWarpGroupSyncInATwoDimensionalBlockOrdersItsLanes() {
+        clean(() -> {
+            MemorySegment g = ints(64);
+            int[] out = new int[64];
+            Kernel.launch(Dim3.of(1), Dim3.of(8, 8), 0, ctx -> {
+                int t = ctx.threadRank();
+                ctx.storeInt(g, t, t);
+                ctx.warp().sync();
+                out[t] = ctx.loadInt(g, (t & ~31) | ((t + 7) & 31));
+                ctx.syncThreads();
+                ctx.storeInt(g, 63 - t, 0);
+            });
+            return out;
+        }, 30);
+    }
+
+    /** The same kernel without the warp sync races, naming two lanes of one warp. */
+    @Test
+    void withoutTheWarpSyncTheTwoDimensionalBlockRaces() {
+        Finding f = found(() -> {
+            MemorySegment g = ints(64);
+            int[] out = new int[64];
+            Kernel.launch(Dim3.of(1), Dim3.of(8, 8), 0, ctx -> {
+                int t = ctx.threadRank();
+                ctx.storeInt(g, t, t);
+                out[t] = ctx.loadInt(g, (t & ~31) | ((t + 7) & 31));
+            });
+            return out;
+        }, 30);
+        assertEquals(FindingKind.DATA_RACE, f.kind(), f::report);
+    }
 }
