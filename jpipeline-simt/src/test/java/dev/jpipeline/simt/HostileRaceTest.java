@@ -680,4 +680,32 @@ class HostileRaceTest {
         }, 30);
         assertEquals(FindingKind.DATA_RACE, f.kind(), f::report);
     }
+
+    /**
+     * A barrier's completion function (cuda::barrier's CompletionFunction) runs once per phase, on the thread that
+     * arrives last, before any waiter goes on: its writes through the accessors are ordered before every thread's
+     * reads after the wait. Here it sums the block's words into word N.
+     */
+    @Test
+    void aBarrierCompletionsWritesAreOrderedBeforeTheWaitersReads() {
+        clean(() -> {
+            MemorySegment g = ints(N + 1);
+            int[] out = new int[N];
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 0, ctx -> {
+                Barrier bar = ctx.shared("bar", () -> new Barrier(N, () -> {
+                    KernelContext last = KernelContext.current("completion");
+                    int sum = 0;
+                    for (int i = 0; i < N; i++) {
+                        sum += last.loadInt(g, i);
+                    }
+                    last.storeInt(g, N, sum);
+                }));
+                int t = ctx.threadRank();
+                ctx.storeInt(g, t, t);
+                bar.arriveAndWait();
+                out[t] = ctx.loadInt(g, N);
+            });
+            return out;
+        }, 60);
+    }
 }
