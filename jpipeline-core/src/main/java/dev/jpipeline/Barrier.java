@@ -75,7 +75,15 @@ public final class Barrier {
             throw new IllegalArgumentException(
                 "Barrier expected count must be in 1.." + PhaseBarrier.MAX_PARTIES + ", got " + expected);
         }
-        this.phases = new PhaseBarrier(expected, completion);
+        // Under checked execution the completion runs after every arrival of its phase (CUDA: the arrivals
+        // happen-before it), so the thread that runs it acquires the phase's arrivals first.
+        PhaseBarrier[] self = new PhaseBarrier[1];
+        Interleaver interleaver = checked;
+        this.phases = new PhaseBarrier(expected, completion == null || interleaver == null ? completion : () -> {
+            interleaver.acquires(self[0], self[0].phase());
+            completion.run();
+        });
+        self[0] = phases;
         int id = IDENTITIES.addAndGet(0x9E3779B9) & 0x7FFFFFFF;
         this.identity = id == 0 ? 1 : id;
     }

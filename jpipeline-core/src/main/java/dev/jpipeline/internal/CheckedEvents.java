@@ -21,6 +21,8 @@ final class CheckedEvents extends HandleEvents {
 
     private final Interleaver interleaver;
     private final StageRing ring;
+    /** The operation of the handle's wait that completes next (set by the handle before {@link #waited}). */
+    String waitOp = "consumer_wait";
 
     CheckedEvents(Interleaver interleaver, StageRing ring) {
         this.interleaver = interleaver;
@@ -43,7 +45,7 @@ final class CheckedEvents extends HandleEvents {
 
     @Override
     void waited(int stage, long batch, long start) {
-        interleaver.needs(ring, true, stage, batch, "consumer_wait");
+        interleaver.needs(ring, true, stage, batch, waitOp);
         interleaver.acquires(ring.produced, batch);
     }
 

@@ -154,6 +154,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      * @param member   the thread's number on its side: a role partition's count of lower ranks of the same role,
      *                 a unified pipeline's rank; ignored by a count partition (its first operation claims one)
      */
+    /** Checked execution's layer of {@link #events}, or null: told which operation each completed wait was. */
+    private final CheckedEvents checkedEvents;
+
     StageHandle(StageRing ring, int rank, Boolean producer, int member) {
         super(ring.settings.interleaver());
         this.ring = ring;
@@ -174,8 +177,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
             join(member);
         }
         TraceSink sink = ring.settings.trace();
+        this.checkedEvents = interleaver == null ? null : new CheckedEvents(interleaver, ring);
         this.events = HandleEvents.of(
-            interleaver == null ? null : new CheckedEvents(interleaver, ring),
+            checkedEvents,
             sink == null ? null : new TracedEvents(sink.lane(ownerName(), rank,
                 side == null ? "partitioned" : side.label()), stages),
             ring.home.cursors(rank));
@@ -329,6 +333,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
                 side == Side.BOTH ? committed() - released() - 1 : stages - 1);
         }
         waited = true;
+        if (checkedEvents != null) {
+            checkedEvents.waitOp = op;          // consumer_wait, or a timed wait, which times out on a GPU
+        }
         events.waited(tail, released(), start);
         throwIfFailed();
         return WaitStatus.COMPLETE;
@@ -505,7 +512,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         boolean last = ring.releaseOwner();
         Side leaving = side;
         if (leaving == null) {
-            ring.drop(ring.sides.quitUndecided());
+            ring.drop(ring.sides.quitUndecided(), interleaver);
         } else {
             if (leaving.produces()) {
                 failure = produced.dropAll(member, head, headRound, failure);
@@ -563,7 +570,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         side = producer ? Side.PRODUCER : Side.CONSUMER;
         events.sideTaken(producer, claim.member());
         join(claim.member());
-        ring.drop(claim.settled());
+        ring.drop(claim.settled(), interleaver);
     }
 
     /** Takes member number {@code member}'s barriers on the side(s) of {@link #side}. */

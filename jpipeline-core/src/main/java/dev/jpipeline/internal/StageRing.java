@@ -69,6 +69,25 @@ final class StageRing {
 
     /** Drops undecided quitters that a count partition has just settled, from round 0 of their side. */
     void drop(SideLedger.Drops drops) {
+        drop(drops, settings.interleaver());
+    }
+
+    /**
+     * {@link #drop(SideLedger.Drops)}, telling {@code interleaver} (the dropping handle's: checked execution's, or
+     * null) that the settled quitters will never arrive, from batch 0 of their side (Interleaver.departs).
+     */
+    void drop(SideLedger.Drops drops, dev.jpipeline.internal.checked.Interleaver interleaver) {
+        if (interleaver != null) {
+            // libcu++ counts them on their side all the same: its barriers expect their arrivals from batch 0 on
+            if (drops.producers() > 0) {
+                interleaver.departs(this, drops.producers() + " owner(s) that left before taking a role (counted as "
+                    + "producers of this count partition)", 0, -1);
+            }
+            if (drops.consumers() > 0) {
+                interleaver.departs(this, drops.consumers() + " owner(s) that left before taking a role (counted as "
+                    + "consumers of this count partition)", -1, 0);
+            }
+        }
         for (int i = 0; i < drops.producers(); i++) {
             produced.dropFromStart(drops.firstProducer() + i);
         }

@@ -194,7 +194,8 @@ final class CheckedLaunch implements Interleaver, CopyService {
 
     /**
      * Element {@code index} (4 bytes) of {@code memory}, accessed by {@code kt}, goes to the race detector: a race
-     * fails the launch with DATA_RACE. Heap segments (a Java array's) are global memory too. Not watched: accesses
+     * fails the launch with DATA_RACE. Heap segments (a Java array's) are global memory too, except read-only views
+     * of them, whose array Java does not give. Not watched: accesses
      * inside the init of a
      * {@code ctx.shared} or {@code ctx.global} variable, which happen-before every thread that asks for its key.
      */
@@ -203,9 +204,13 @@ final class CheckedLaunch implements Interleaver, CopyService {
             return;     // (inside a shared or global init: ordered before every thread that asks for the key)
         }
         long address = memory.address() + index * 4;      // a heap segment's: the offset in its array
+        Object array = memory.isNative() ? null : memory.heapBase().orElse(null);
+        if (!memory.isNative() && array == null) {
+            return;     // a read-only view of a Java array hides the array (heapBase() is empty): not watched
+        }
         SharedShadow shadow = memory.isNative() ? shadowOf(address) : null;
         WordHistory word = shadow != null ? shadow.history(address) : memory.isNative() ? races.globalWord(address)
-            : races.heapWord(memory.heapBase().orElseThrow(), address);
+            : races.heapWord(array, address);
         String site = session.wantsSite(ordinal, races.block(), kt.rank, races.nextAccess(kt)) ? accessSite() : null;
         RaceDetector.Race race = races.access(kt, word, kind, site);
         if (race != null) {
@@ -428,6 +433,28 @@ final class CheckedLaunch implements Interleaver, CopyService {
         }
     }
 
+    /**
+     * {@code __pipeline_arrive_on}: every copy this thread has issued with the primitives (committed or not) lands
+     * now, so that the barrier phase its next arrival completes finds them landed, as CUDA's tie guarantees (the
+     * copies land at the latest point that is still safe for every waiter of that phase: the tie itself).
+     */
+    void primitiveArriveOn(KernelThread kt) {
+        List<PendingCopy> open = openBatches[kt.rank];
+        if (open != null) {
+            for (PendingCopy copy : open) {
+                landNow(copy);
+            }
+        }
+        ArrayDeque<CommittedCopies> committed = committedCopies[kt.rank];
+        if (committed != null) {
+            for (CommittedCopies batch : committed) {
+                for (PendingCopy copy : batch.copies()) {
+                    landNow(copy);
+                }
+            }
+        }
+    }
+
     private void issue(PendingCopy copy) {
         KernelThread kt = copy.issuer;
         poison(copy.dst, SharedShadow.PENDING, kt.rank);
@@ -476,7 +503,9 @@ final class CheckedLaunch implements Interleaver, CopyService {
             }
         }
         session.trace(copy, " lands", failure == null ? "" : " (failed: " + failure + ")");
-        if (copy.clock != null && copy.dst.isNative() && !launch.aborted()) {
+        if (copy.clock != null && copy.src != null && !launch.aborted() && copyReads(copy, data)) {
+            // its source raced: the launch has failed
+        } else if (copy.clock != null && copy.dst.isNative() && !launch.aborted()) {
             copyWrites(copy);
         }
         if (copy.landing != null) {
@@ -484,6 +513,37 @@ final class CheckedLaunch implements Interleaver, CopyService {
         } else if (failure != null) {       // a primitive's copy: no stage to fail, so the launch fails, as at issue
             launch.fail(copy + " failed when it landed: " + failure, failure);
         }
+    }
+
+    /**
+     * A landed copy's reads of its first {@code bytes} source bytes go to the race detector, word by word (shared
+     * memory, native global memory, a Java array's): the first race fails the launch.
+     *
+     * @return whether a race failed it
+     */
+    private boolean copyReads(PendingCopy copy, long bytes) {
+        MemorySegment src = copy.src;
+        long from = src.address() & ~3L;
+        long to = src.address() + Math.min(bytes, src.byteSize());
+        SharedShadow shadow = src.isNative() ? shadowOf(src.address()) : null;
+        Object array = src.isNative() ? null : src.heapBase().orElse(null);
+        if (!src.isNative() && array == null) {
+            return false;
+        }
+        for (long address = from; address < to; address += 4) {
+            WordHistory word = shadow != null ? shadow.history(address)
+                : array == null ? races.globalWord(address) : races.heapWord(array, address);
+            RaceDetector.Race race = races.copyReads(copy.issuer.rank, copy.epoch, copy.barriers, copy.seq,
+                copy.clock, copy.site, word);
+            if (race != null) {
+                RaceDetector.Place place = shadow == null
+                    ? new RaceDetector.Place(null, (address - src.address()) / 4, src.byteSize(), true, true)
+                    : new RaceDetector.Place(shadow.name, (address - shadow.memory.address()) / 4, 0, true, true);
+                fail(FindingKind.DATA_RACE, raceMessage(race, place, null));
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A landed copy's writes go to the race detector, word by word: the first race fails the launch. */

@@ -56,6 +56,8 @@ final class DroppedArrivals {
             + "), but " + gap.who + " before its " + arrival + " of batch " + gap.batch + ". jpipeline drops a "
             + "departed owner's arrivals, so the wait ended here; libcu++'s quit() (and the destructor of an "
             + "un-quit pipeline) only lowers the owner count, and the stage's barrier goes on waiting for that "
-            + arrival + ": on a GPU this wait never ends";
+            + arrival + (op.endsWith("_for") || op.endsWith("_until")
+                ? ": on a GPU this timed wait does not complete, it times out (returns false)"
+                : ": on a GPU this wait never ends");
     }
 }

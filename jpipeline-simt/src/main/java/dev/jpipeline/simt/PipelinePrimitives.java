@@ -172,7 +172,8 @@ public final class PipelinePrimitives {
     /**
      * {@code __pipeline_arrive_on(bar)}: ties this thread's copies in flight to {@code barrier}'s current phase
      * (net zero arrivals). The primitives' copies have always landed already, so there is nothing to tie: the
-     * call only checks its caller and argument.
+     * call only checks its caller and argument. Under checked execution, which holds copies back, this thread's
+     * copies in flight land now, before its next arrival on the barrier can complete a phase.
      *
      * <p>Memory consistency effects: this thread's copies made before the call happen-before (program order) its
      * later arrival on {@code barrier}, and so, through the barrier, actions of any thread after a wait that
@@ -186,7 +187,10 @@ public final class PipelinePrimitives {
      */
     public static void pipelineArriveOn(Barrier barrier) {
         Objects.requireNonNull(barrier, "barrier");
-        KernelContext.current("__pipeline_arrive_on");
+        KernelThread kt = KernelContext.current("__pipeline_arrive_on").thread();
+        if (kt.checked != null) {
+            kt.checked.primitiveArriveOn(kt);   // checked execution holds them back: they land by the arrival
+        }
     }
 
     /**

@@ -23,6 +23,8 @@ import java.util.HashMap;
  * issuer's clock then, and its epoch the issuer's. A wait that the issuer's later release orders (a commit, an
  * arrival) therefore orders the copy's writes too. That also orders threads that synchronized with the issuer after
  * the issue by other means, before the copy landed: reads of a copy that has not landed are poison findings anyway.
+ * Its reads of its source are recorded alike as it lands (COPY_READ): a write of the source that nothing orders
+ * with the issue races (another thread's, or another block's output copied in).
  * Words: shared memory's histories live in the running block's SharedShadows (a block's shared memory may reuse
  * the addresses of the one before, and starts with none); global memory's (any other segment: native ones by
  * address, heap ones by array and offset) here, for the whole launch. Copies into heap segments are not watched.
@@ -77,12 +79,16 @@ final class RaceDetector {
      * {@code bytes} bytes (shared null), the one an accessor was given or a copy's destination. Made for a
      * finding only.
      */
-    record Place(String shared, long word, long bytes, boolean copy) {
+    record Place(String shared, long word, long bytes, boolean copy, boolean source) {
+        Place(String shared, long word, long bytes, boolean copy) {
+            this(shared, word, bytes, copy, false);
+        }
+
         @Override
         public String toString() {
             return "word " + word + " (byte offset " + 4 * word + ") of " + (shared != null ? shared
-                : "global memory (" + (copy ? "in the " + bytes + "-byte copy destination)"
-                    : "element " + word + " of the " + bytes + "-byte segment accessed)"));
+                : "global memory (" + (copy ? "in the " + bytes + "-byte copy " + (source ? "source" : "destination")
+                    + ")" : "element " + word + " of the " + bytes + "-byte segment accessed)"));
         }
     }
 
@@ -201,6 +207,15 @@ final class RaceDetector {
             word);
     }
 
+    /**
+     * The same copy reads the word whose history is {@code word} of its source (as it lands, with the issue's clock):
+     * the race its read makes with an unordered write, or null.
+     */
+    Race copyReads(int issuer, int epoch, int barriers, int seq, VectorClock clock, String site, WordHistory word) {
+        return record(new WordHistory.Access(block, issuer, epoch, barriers, seq, WordHistory.Kind.COPY_READ, site),
+            clock, word);
+    }
+
     private Race record(WordHistory.Access a, VectorClock clock, WordHistory h) {
         WordHistory.Access racing = null;
         if (h.write != null && !h.write.happensBefore(a, clock)) {
@@ -213,7 +228,7 @@ final class RaceDetector {
             racing = firstUnordered(h.reads, a, clock);
         }
         switch (a.kind()) {
-            case READ -> WordHistory.keep(h.reads, a, clock);
+            case READ, COPY_READ -> WordHistory.keep(h.reads, a, clock);
             case ATOMIC -> WordHistory.keep(h.atomics, a, clock);
             default -> {
                 h.write = a;
@@ -249,6 +264,6 @@ final class RaceDetector {
 
     private String thread(WordHistory.Access a) {
         String who = "thread " + launch.threadIndex(a.rank()) + " of block " + launch.gridDim.index(a.block());
-        return a.kind() == WordHistory.Kind.COPY ? "a copy issued by " + who : who;
+        return a.kind().byCopy() ? "a copy issued by " + who : who;
     }
 }

@@ -24,7 +24,8 @@ final class WordHistory {
         READ("read", "reads"),
         WRITE("wrote", "writes"),
         ATOMIC("updated it atomically", "atomically updates"),
-        COPY("wrote (a memcpy_async that landed)", "writes (a memcpy_async landing)");
+        COPY("wrote (a memcpy_async that landed)", "writes (a memcpy_async landing)"),
+        COPY_READ("read (the source of a memcpy_async that landed)", "reads (the source of a memcpy_async landing)");
 
         final String past;
         final String present;
@@ -35,7 +36,12 @@ final class WordHistory {
         }
 
         boolean writes() {
-            return this != READ;
+            return this != READ && this != COPY_READ;
+        }
+
+        /** Whether a copy made the access (its issuer's, at the clock). */
+        boolean byCopy() {
+            return this == COPY || this == COPY_READ;
         }
     }
 
