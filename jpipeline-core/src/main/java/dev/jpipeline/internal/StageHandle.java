@@ -186,7 +186,7 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         this.watch = ring.home.stallWatch(this);
         ring.home.joined(this);
         if (logicalOwner != null) {
-            logicalOwner.onEnd(this::abandon);      // its thread's end leaves for it, at once, every time
+            logicalOwner.onEnd(this);              // its thread's end leaves for it, at once, every time
         }
     }
 

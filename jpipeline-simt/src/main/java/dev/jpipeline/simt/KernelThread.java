@@ -1,5 +1,6 @@
 package dev.jpipeline.simt;
 
+import dev.jpipeline.internal.HangDetector;
 import dev.jpipeline.internal.wait.LogicalThread;
 import dev.jpipeline.internal.wait.ParkListener;
 import java.util.ArrayList;
@@ -77,8 +78,12 @@ final class KernelThread implements LogicalThread {
     boolean interruptedWhileSuspended;
     /** Wakes it through its scheduler, from a barrier it waits at without a stack (made at its first suspension). */
     ParkListener stacklessWake;
-    /** What leaves for the pipeline handles it made, run at its end; null until it makes one. */
-    private List<Runnable> departures;
+    /**
+     * The pipeline handles it made, left for at its end unless gone by then; null until it makes one. Pruned of
+     * handles that have left whenever it reaches a power of two from 16 on, so a thread that makes and quits
+     * pipelines in a loop keeps O(live handles), amortized O(1) per make.
+     */
+    private List<HangDetector.Participant> departures;
 
     KernelThread(BlockScheduler scheduler, int rank) {
         this.scheduler = scheduler;
@@ -96,22 +101,33 @@ final class KernelThread implements LogicalThread {
      */
     void finish() {
         blockedIn = null;
-        List<Runnable> leaving = departures;
+        List<HangDetector.Participant> leaving = departures;
         departures = null;
         if (leaving != null && !scheduler.launch.aborted()) {
-            for (Runnable departure : leaving) {
-                departure.run();            // a no-op for a handle that quit
+            for (HangDetector.Participant handle : leaving) {
+                if (!handle.isGone()) {
+                    handle.abandon();
+                }
             }
         }
         finished = true;
     }
 
     @Override
-    public void onEnd(Runnable departure) {
+    public void onEnd(HangDetector.Participant handle) {
         if (departures == null) {
             departures = new ArrayList<>(2);
         }
-        departures.add(departure);
+        int n = departures.size();
+        if (n >= 16 && (n & (n - 1)) == 0) {
+            departures.removeIf(HangDetector.Participant::isGone);
+        }
+        departures.add(handle);
+    }
+
+    /** How many made handles it still holds for its end (for tests). */
+    int heldForEnd() {
+        return departures == null ? 0 : departures.size();
     }
 
     boolean isGone() {

@@ -178,4 +178,25 @@ class PipelineDepartureTest {
         }
         assertArrayEquals(expected, e.firstResult());
     }
+
+    @Test
+    void aThreadThatMakesAndQuitsPipelinesInALoopHoldsOnlyItsLiveHandlesForItsEnd() {
+        int[] held = new int[2];
+        Kernel.launch(Dim3.of(1), Dim3.of(1), 0, ctx -> {
+            PipelineSharedState st = ctx.shared("s", () -> PipelineSharedState.create(ThreadScope.BLOCK, 2));
+            Pipeline kept = Pipeline.make(ctx.block(), PipelineSharedState.create(ThreadScope.BLOCK, 2));
+            for (int i = 0; i < 1000; i++) {
+                Pipeline p = Pipeline.make(ctx.block(), st);
+                p.producerAcquire();
+                p.producerCommit();
+                p.consumerWait();
+                p.consumerRelease();
+                p.quit();
+            }
+            held[0] = ctx.thread().heldForEnd();
+            held[1] = kept.isActive() ? 1 : 0;
+        });
+        assertTrue(held[0] <= 16, "handles held for the thread's end: " + held[0]);
+        assertEquals(1, held[1]);
+    }
 }

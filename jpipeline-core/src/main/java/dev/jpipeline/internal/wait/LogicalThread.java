@@ -18,14 +18,14 @@ public interface LogicalThread {
     String name();
 
     /**
-     * Registers {@code departure}, which leaves for a handle this thread owns, to run when this thread ends (as a
-     * C++ destructor quits an un-quit {@code cuda::pipeline} when its thread's scope ends). It is idempotent and a
-     * no-op once the handle has left. By default nothing: a peer's stalled wait then leaves for the ended
-     * thread's handle (the hang detector), which is later and depends on timing; an execution model whose threads
-     * end at a point it knows runs the departures there, so every run behaves the same.
+     * Registers {@code handle}, a pipeline handle this thread owns, to be left for when this thread ends if it has
+     * not left by then (as a C++ destructor quits an un-quit {@code cuda::pipeline} when its thread's scope ends).
+     * By default nothing: a peer's stalled wait then leaves for the ended thread's handle (the hang detector), which
+     * is later and depends on timing; an execution model whose threads end at a point it knows leaves for them
+     * there, so every run behaves the same.
      *
-     * @param departure what leaves for the handle
+     * @param handle the handle; its {@code abandon()} leaves for it, and is a no-op once it has left
      */
-    default void onEnd(Runnable departure) {
+    default void onEnd(dev.jpipeline.internal.HangDetector.Participant handle) {
     }
 }

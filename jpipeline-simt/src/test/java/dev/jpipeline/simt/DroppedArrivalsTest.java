@@ -17,9 +17,13 @@ import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Hostile review of issue 29's departures: HANGS_ON_GPU false positives and false negatives. */
+/**
+ * DroppedArrivals, at its edges: which departures make a wait complete that a GPU never completes (HANGS_ON_GPU),
+ * and which do not (partitioned owners leaving after their last arrival, re-made states, several pipelines per
+ * thread, device-scope states per block), plus the same outcome in every normal launch.
+ */
 @Timeout(120)
-class HostileDepartureTest {
+class DroppedArrivalsTest {
 
     private static MemorySegment input(int floats) {
         MemorySegment in = Arena.ofAuto().allocate(4L * floats, 16);
@@ -137,7 +141,7 @@ class HostileDepartureTest {
 
     @Test
     void roleProducersThatAllQuitBeforeCommittingFailHereAsTheGpuHangs() {
-        Exploration<float[]> e = CheckedExecution.explore(40, 1, HostileDepartureTest::producersQuitFirst);
+        Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::producersQuitFirst);
         assertNotNull(e.finding(), "no producer ever commits: the consumers' waits never end on a GPU");
         assertTrue(e.finding().message().contains("no producer is left"), e.finding()::report);
     }
@@ -165,7 +169,7 @@ class HostileDepartureTest {
 
     @Test
     void aThreadThatEndsHoldingAnAcquiredStageHangsTheGpu() {
-        Exploration<float[]> e = CheckedExecution.explore(40, 1, HostileDepartureTest::endsHoldingAcquired);
+        Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::endsHoldingAcquired);
         assertNotNull(e.finding(), "a stage acquired and never committed: its waiters never end on a GPU");
         assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
     }
@@ -212,7 +216,7 @@ class HostileDepartureTest {
         for (int run = 0; run < 5; run++) {
             assertArrayEquals(expected, twoPipelines());
         }
-        Exploration<float[]> e = CheckedExecution.explore(40, 1, HostileDepartureTest::twoPipelines);
+        Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::twoPipelines);
         assertNull(e.finding(), () -> e.finding().report());
     }
 
@@ -252,12 +256,12 @@ class HostileDepartureTest {
     @Test
     void aCountPartitionedProducerThatQuitsBeforeItsFirstOperationHangsTheGpu() {
         Exploration<float[]> e = CheckedExecution.explore(40, 1,
-            HostileDepartureTest::countPartitionedOneProducerQuitsUndecided);
+            DroppedArrivalsTest::countPartitionedOneProducerQuitsUndecided);
         assertNotNull(e.finding(), "a producer that never commits: every batch is one commit short on a GPU");
         assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
         assertTrue(e.finding().message().contains("left before taking a role"), e.finding()::report);
         assertEquals(e.finding().report(), CheckedExecution.replay(e.finding().schedule(),
-            HostileDepartureTest::countPartitionedOneProducerQuitsUndecided).finding().report());
+            DroppedArrivalsTest::countPartitionedOneProducerQuitsUndecided).finding().report());
     }
 
     /** Device-scope pipelines in global memory, one per block, producers quitting after their last commit. */
@@ -289,7 +293,7 @@ class HostileDepartureTest {
 
     @Test
     void deviceScopePipelinesPerBlockInGlobalMemoryAreNoFinding() {
-        Exploration<float[]> e = CheckedExecution.explore(40, 1, HostileDepartureTest::devicePerBlock);
+        Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::devicePerBlock);
         assertNull(e.finding(), () -> e.finding().report());
     }
 
@@ -360,7 +364,7 @@ class HostileDepartureTest {
     void aPartitionedPipelineRemadeForMoreBatchesThanBeforeIsNoFinding() {
         float[] expected = {0, 1, 2, 3, 4, 5, 6, 7};
         assertArrayEquals(expected, remadeLonger());
-        Exploration<float[]> e = CheckedExecution.explore(30, 1, HostileDepartureTest::remadeLonger);
+        Exploration<float[]> e = CheckedExecution.explore(30, 1, DroppedArrivalsTest::remadeLonger);
         assertNull(e.finding(), () -> e.finding().report());
     }
 
@@ -376,10 +380,10 @@ class HostileDepartureTest {
     @Test
     void normalLaunchesOfTheDepartureBugsGiveOneOutcomeEveryRun() {
         java.util.List<java.util.function.Supplier<float[]>> runs = java.util.List.of(
-            HostileDepartureTest::countPartitionedOneProducerQuitsUndecided,
-            HostileDepartureTest::endsHoldingAcquired,
+            DroppedArrivalsTest::countPartitionedOneProducerQuitsUndecided,
+            DroppedArrivalsTest::endsHoldingAcquired,
             () -> countPartitioned(true),
-            HostileDepartureTest::producersQuitFirst,
+            DroppedArrivalsTest::producersQuitFirst,
             () -> PipelineDepartureTest.partitioned(false, true, false),
             () -> PipelineDepartureTest.partitioned(true, false, false));
         for (int k = 0; k < runs.size(); k++) {
@@ -421,7 +425,7 @@ class HostileDepartureTest {
     void aHostStateReusedByALaunchAfterItsThreadsEndedWithoutQuitWorksAndIsNoFinding() {
         float[] expected = {0, 1, 2, 3, 4, 5, 6, 7};
         assertArrayEquals(expected, hostStateTwoLaunches());
-        Exploration<float[]> e = CheckedExecution.explore(20, 1, HostileDepartureTest::hostStateTwoLaunches);
+        Exploration<float[]> e = CheckedExecution.explore(20, 1, DroppedArrivalsTest::hostStateTwoLaunches);
         assertNull(e.finding(), () -> e.finding().report());
     }
 
@@ -460,7 +464,7 @@ class HostileDepartureTest {
 
     @Test
     void aTimedWaitThatADroppedCommitCompletesIsNotCalledAWaitThatNeverEnds() {
-        Exploration<float[]> e = CheckedExecution.explore(20, 1, HostileDepartureTest::timedWaitForAQuitter);
+        Exploration<float[]> e = CheckedExecution.explore(20, 1, DroppedArrivalsTest::timedWaitForAQuitter);
         assertNotNull(e.finding(), "jpipeline's wait completes where the GPU's times out");
         assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
         assertTrue(!e.finding().message().contains("never ends"), e.finding().message());

@@ -18,9 +18,13 @@ import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
-/** Hostile review of issue 29's DATA_RACE detector and atomics: correct synchronisation must stay clean. */
+/**
+ * The race detector at its edges: correct synchronisation stays clean (block and warp group syncs, tiles, barriers
+ * with updates, drops and parity waits, timed waits, primitives, partitions, cooperative copies), races through a
+ * copy's source are found, and the atomics refuse misuse clearly.
+ */
 @Timeout(120)
-class HostileRaceTest {
+class RaceDetectorTest {
 
     private static final int N = 8;
 
@@ -430,8 +434,8 @@ class HostileRaceTest {
         assertEquals(FindingKind.DATA_RACE, f.kind(), f::report);
         assertTrue(f.message().contains("thread (1, 0, 0)"), f::report);
         assertTrue(f.message().contains("memcpy_async"), f::report);
-        int first = f.message().indexOf("HostileRaceTest.java:");
-        assertTrue(first >= 0 && f.message().indexOf("HostileRaceTest.java:", first + 1) > 0,
+        int first = f.message().indexOf("RaceDetectorTest.java:");
+        assertTrue(first >= 0 && f.message().indexOf("RaceDetectorTest.java:", first + 1) > 0,
             "both sites with their lines: " + f.message());
     }
 
