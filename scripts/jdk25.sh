@@ -1,7 +1,17 @@
 # Sourced by jpipeline's scripts: exports JAVA_HOME pointing at a JDK 25 or newer, or stops with one clear line.
 # Order: $JAVA_HOME if it is 25+, then `java` on the PATH, then the usual install folders.
+# A JDK's feature version, read from its `release` file (JAVA_VERSION="25.0.3"; "1.8.0_412" is 8): no JVM starts,
+# which would cost a second per candidate. Only a JDK without that file is asked by starting it.
 jpipeline_java_version() {
-  "$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'
+  local v=""
+  if [ -f "$1/release" ]; then
+    v=$(sed -n 's/^JAVA_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$1/release" | head -n 1)
+  fi
+  if [ -z "$v" ]; then
+    v=$("$1/bin/java" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p')
+  fi
+  case "$v" in 1.*) v=${v#1.} ;; esac
+  echo "${v%%[._+-]*}"
 }
 jpipeline_find_jdk25() {
   local candidate version
