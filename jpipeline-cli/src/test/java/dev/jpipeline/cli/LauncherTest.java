@@ -49,6 +49,53 @@ class LauncherTest {
         assertFalse(Files.exists(install.resolve("rel.html")), "nothing is written into the install folder");
     }
 
+    @Test
+    void aReplayLineStartsWithTheLauncherAsTheCallerTypedIt(@TempDir Path dir) throws Exception {
+        install(dir.resolve("install"));
+        Path caller = Files.createDirectories(dir.resolve("caller"));
+        String variant = dev.jpipeline.examples.Examples.faulty().getFirst().name();
+        ProcessBuilder pb = new ProcessBuilder("bash", "../install/jpipeline", "examples", "--faulty", "--schedules",
+            "1", "--only", variant).directory(caller.toFile()).redirectErrorStream(true);
+        pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        String output = run(pb);
+        assertTrue(output.contains("replay: ../install/jpipeline examples --faulty --only '"), output);
+    }
+
+    @Test
+    void theJdkFinderReadsAJdksReleaseFileInsteadOfStartingIt(@TempDir Path dir) throws Exception {
+        Path repo = Path.of(System.getProperty("user.dir")).getParent();
+        Path marker = dir.resolve("started");
+        Path jdk25 = fakeJdk(dir.resolve("jdk25"), "JAVA_VERSION=\"25.0.1\"", marker);
+        Path jdk8 = fakeJdk(dir.resolve("jdk8"), "JAVA_VERSION=\"1.8.0_412\"", marker);
+        String finder = ". '" + repo.resolve("scripts/jdk25.sh") + "'; echo \"$JAVA_HOME\"";
+        ProcessBuilder pb = new ProcessBuilder("bash", "-c", finder).redirectErrorStream(true);
+        pb.environment().put("JAVA_HOME", jdk25.toString());
+        assertEquals(jdk25.toString(), run(pb).strip());
+        pb.environment().put("JAVA_HOME", jdk8.toString());
+        assertFalse(run(pb).strip().equals(jdk8.toString()), "a JDK 8 was taken for 25 or newer");
+        assertFalse(Files.exists(marker), "a candidate's java was started to learn its version");
+    }
+
+    /** A JDK folder with {@code releaseLine} in its release file, whose java, if ever started, writes {@code marker}. */
+    private static Path fakeJdk(Path home, String releaseLine, Path marker) throws IOException {
+        Path bin = Files.createDirectories(home.resolve("bin"));
+        for (String tool : new String[] {"java", "javac"}) {
+            Path script = bin.resolve(tool);
+            Files.writeString(script, "#!/bin/sh\ntouch '" + marker + "'\nexit 1\n");
+            assertTrue(script.toFile().setExecutable(true));
+        }
+        Files.writeString(home.resolve("release"), "IMPLEMENTOR=\"test\"\n" + releaseLine + "\n");
+        return home;
+    }
+
+    private static String run(ProcessBuilder pb) throws Exception {
+        Process p = pb.start();
+        p.getOutputStream().close();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(p.waitFor(120, TimeUnit.SECONDS), output);
+        return output;
+    }
+
     /** An install folder: the launcher, its JDK finder, and a jar that runs this class path. */
     private static Path install(Path install) throws IOException {
         Path repo = Path.of(System.getProperty("user.dir")).getParent();
