@@ -68,9 +68,9 @@ final class StreamCommand implements Callable<Integer> {
     private long chunk;
 
     @Option(names = "--op", defaultValue = "crc32c", paramLabel = "OP",
-        description = "What to compute: sum (the plain 64-bit wrapping sum of the little-endian 8-byte words, the "
-            + "last zero-padded; blind to reordering), crc32c (the JDK's CRC32C) or sha256 (the JDK's SHA-256 "
-            + "MessageDigest) (default ${DEFAULT-VALUE}).")
+        description = "What to compute: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}). sum is the plain "
+            + "64-bit wrapping sum of the little-endian 8-byte words, the last zero-padded (blind to reordering); "
+            + "crc32c and sha256 are the JDK's CRC32C and SHA-256 MessageDigest.")
     private StreamOp op;
 
     @Option(names = "--wait", defaultValue = "adaptive", paramLabel = "STRATEGY",

@@ -262,8 +262,8 @@ class StreamCommandTest {
         assertEquals("0", sum[0], sum[2]);
         assertEquals(String.format("0x%016x", expected), result(sum[1]));
         String help = String.join(" ", Cli.run("stream", "--help")[1].split("\\s+"));
-        assertTrue(help.contains("sum (the plain 64-bit wrapping sum of the little-endian 8-byte words"), help);
-        assertTrue(help.contains("crc32c (the JDK's CRC32C) or sha256 (the JDK's SHA-256 MessageDigest)"), help);
+        assertTrue(help.contains("sum is the plain 64-bit wrapping sum of the little-endian 8-byte words"), help);
+        assertTrue(help.contains("crc32c and sha256 are the JDK's CRC32C and SHA-256 MessageDigest."), help);
     }
 
     @Test
