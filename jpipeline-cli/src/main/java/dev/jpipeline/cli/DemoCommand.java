@@ -83,8 +83,8 @@ final class DemoCommand implements Callable<Integer> {
                 ByteSize.format(chunk));
             out.printf("  checksum 0x%016x, direct pass 0x%016x: %s%n", outcome.checksum(), expected,
                 verified ? "verified" : "MISMATCH");
-            out.printf(Locale.ROOT, "  %.3f s, %.0f stages/s, %.2f GB/s%n", seconds, batches / seconds,
-                total / seconds / 1e9);
+            out.printf(Locale.ROOT, "  %.3f s, %.0f stages/s, %.1f MiB/s%n", seconds, batches / seconds,
+                total / seconds / (1 << 20));
             out.flush();
             return verified ? 0 : 1;
         } catch (StreamJob.TooLargeException e) {

@@ -55,6 +55,20 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
             return threads + load + 1 <= processors;
         }
 
+        /**
+         * The copy workers an engine of {@code engineWorkers} may grow to before its threads outnumber the free
+         * processors: its workers plus the cores the run's threads and the load leave free.
+         */
+        int copyWorkersCap(int engineWorkers) {
+            return engineWorkers + (int) Math.max(0, Math.floor(processors - threads - load));
+        }
+
+        /** The cap on more copy workers, as an advice phrase ("" where the processors are not known). */
+        String copyWorkersLimit(int engineWorkers) {
+            return processors == Integer.MAX_VALUE ? ""
+                : String.format(Locale.ROOT, ", at most %d: %d processors", copyWorkersCap(engineWorkers), processors);
+        }
+
         /** Why more threads would not help, for the advice. */
         String why() {
             return String.format(Locale.ROOT, "no core is free for more threads: this run has %d on %d processors%s",
@@ -104,12 +118,14 @@ record StallReport(long producerWaitNanos, long consumerWaitNanos, long copyNano
                 case StreamSource.File f -> policy == CopyPolicyOption.PRODUCER
                     ? "more --producers (each reads its share) or a faster source"
                     : "more --copy-workers (the reads run on the copy engine's " + engineWorkers
-                        + ") or a faster source";
+                        + room.copyWorkersLimit(engineWorkers) + ") or a faster source";
                 case StreamSource.Sequential s -> "a faster source (one producer reads it in order)";
                 case StreamSource.Memory m -> switch (policy) {
                     case PRODUCER -> "more --producers (each copies its share)";
-                    case ENGINE -> "more --copy-workers (now " + engineWorkers + ")";
-                    case AUTO -> "more --producers or --copy-workers (now " + engineWorkers + ")";
+                    case ENGINE -> "more --copy-workers (now " + engineWorkers + room.copyWorkersLimit(engineWorkers)
+                        + ")";
+                    case AUTO -> "more --producers or --copy-workers (now " + engineWorkers
+                        + room.copyWorkersLimit(engineWorkers) + ")";
                 };
             };
             String compute = op.splitsAcrossConsumers() ? "more --consumers (or a cheaper --op)"

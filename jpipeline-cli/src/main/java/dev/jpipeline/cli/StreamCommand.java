@@ -68,7 +68,9 @@ final class StreamCommand implements Callable<Integer> {
     private long chunk;
 
     @Option(names = "--op", defaultValue = "crc32c", paramLabel = "OP",
-        description = "What to compute: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}).")
+        description = "What to compute: ${COMPLETION-CANDIDATES} (default ${DEFAULT-VALUE}). sum is the plain "
+            + "64-bit wrapping sum of the little-endian 8-byte words, the last zero-padded (blind to reordering); "
+            + "crc32c and sha256 are the JDK's CRC32C and SHA-256 MessageDigest.")
     private StreamOp op;
 
     @Option(names = "--wait", defaultValue = "adaptive", paramLabel = "STRATEGY",
@@ -80,6 +82,9 @@ final class StreamCommand implements Callable<Integer> {
             + "is spare, else the copy engine (default ${DEFAULT-VALUE}). Reads from a FILE of known size use the "
             + "engine unless the policy is producer.")
     private CopyPolicyOption copyPolicy;
+
+    /** The time to generate the --synthetic data before the run (not in the run's time); -1 for a FILE. */
+    private long setUpNanos = -1;
 
     /** The room for more threads, read before the run: the advice suggests none where no core is free. */
     private StallReport.CoreRoom room = StallReport.CoreRoom.SPARE;
@@ -136,7 +141,10 @@ final class StreamCommand implements Callable<Integer> {
 
     private int stream() throws IOException {
         if (file == null) {
-            return run(StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic));
+            long started = System.nanoTime();
+            StreamSource.Memory data = StreamJob.synthetic(synthetic == null ? 256L << 20 : synthetic);
+            setUpNanos = System.nanoTime() - started;
+            return run(data);
         }
         if (file.toString().equals("-")) {
             return run(new StreamSource.Sequential("stdin", Channels.newChannel(System.in)));
@@ -412,6 +420,10 @@ final class StreamCommand implements Callable<Integer> {
                 + "(--producers %d does not apply)%n", producers);
         }
         out.printf(Locale.ROOT, "  result    %s %s%n", op, result.value());
+        if (setUpNanos >= 0) {
+            out.printf(Locale.ROOT, "  set-up    generated %s in %.3f s, before the run (not in its time)%n",
+                ByteSize.format(result.bytes()), setUpNanos / 1e9);
+        }
         out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
         if (recording() && result.eventsPerLane() < traceEvents) {

@@ -4,7 +4,10 @@ import java.util.Locale;
 
 /** What {@code jpipeline stream} computes over the stream ({@code --op}, named in lower case). */
 enum StreamOp {
-    /** The sum, modulo 2^64, of the stream's 8-byte little-endian words (the last one zero-padded). */
+    /**
+     * The plain sum, modulo 2^64, of the stream's 8-byte little-endian words (the last one zero-padded): no
+     * position mixing, so it is not a checksum that catches reordered words, and not the JDK's.
+     */
     SUM,
     /** The JDK's {@link java.util.zip.CRC32C} of the stream; each consumer checksums its part of a stage. */
     CRC32C,

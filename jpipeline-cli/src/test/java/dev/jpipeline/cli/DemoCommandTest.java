@@ -36,4 +36,12 @@ class DemoCommandTest {
         assertEquals(StreamChecksum.of(data, 0, 2),
             StreamChecksum.of(data, 0, 1) + StreamChecksum.of(data.asSlice(8), 1, 1));
     }
+
+    @Test
+    void demoReportsMiBPerSecondLikeStream() {
+        String[] result = Cli.run("demo", "--size", "4MiB", "--chunk", "64k");
+        assertEquals("0", result[0], result[2]);
+        assertTrue(result[1].matches("(?s).*stages/s, \\d+\\.\\d MiB/s\\n.*"), result[1]);
+        assertTrue(!result[1].contains("GB/s"), result[1]);
+    }
 }

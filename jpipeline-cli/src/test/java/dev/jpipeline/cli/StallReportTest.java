@@ -152,10 +152,28 @@ class StallReportTest {
             StallReport.Remedies.of(memory, CopyPolicyOption.AUTO, StreamOp.SUM, 1, full).copy());
         assertTrue(StallReport.Remedies.of(memory, CopyPolicyOption.AUTO, StreamOp.SUM, 1, loaded).copy()
             .endsWith("this run has 2 on 16 processors, beside a load of 14.5)"));
-        // with a core to spare, the advice is as before
-        assertEquals("more --copy-workers (now 3)", StallReport.Remedies.of(memory, CopyPolicyOption.ENGINE,
-            StreamOp.SUM, 3, new StallReport.CoreRoom(5, 16, 1.0)).copy());
+        // with a core to spare, the advice is as before, capped at the workers the free cores can run
+        assertEquals("more --copy-workers (now 3, at most 13: 16 processors)", StallReport.Remedies.of(memory,
+            CopyPolicyOption.ENGINE, StreamOp.SUM, 3, new StallReport.CoreRoom(5, 16, 1.0)).copy());
         assertTrue(new StallReport.CoreRoom(3, 4, 0).spare());
         assertFalse(new StallReport.CoreRoom(3, 4, 0.5).spare());
+    }
+
+    @Test
+    void copyWorkerAdviceStaysWithinTheProcessors() {
+        StreamSource file = new StreamSource.File("f", null, 1 << 20);
+        // 2 processors: a producer, a consumer and any copy workers leave no core, so no more copy workers
+        for (int workers : new int[] {1, 2, 4, 8}) {
+            StallReport.CoreRoom room = new StallReport.CoreRoom(2 + workers, 2, 0);
+            String copy = StallReport.Remedies.of(file, CopyPolicyOption.AUTO, StreamOp.CRC32C, workers, room).copy();
+            assertFalse(copy.contains("more --copy-workers"), copy);
+            assertTrue(copy.contains("on 2 processors"), copy);
+        }
+        // 4 processors, 3 threads: one core free, so at most one more worker, and the advice says so
+        StallReport.CoreRoom room = new StallReport.CoreRoom(3, 4, 0);
+        assertEquals("more --copy-workers (the reads run on the copy engine's 1, at most 2: 4 processors) or a "
+            + "faster source", StallReport.Remedies.of(file, CopyPolicyOption.AUTO, StreamOp.CRC32C, 1, room).copy());
+        assertEquals(2, room.copyWorkersCap(1));
+        assertEquals(1, new StallReport.CoreRoom(8, 4, 0).copyWorkersCap(1));
     }
 }

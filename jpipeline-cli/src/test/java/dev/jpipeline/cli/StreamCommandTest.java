@@ -245,4 +245,32 @@ class StreamCommandTest {
         assertEquals(1, r[2].strip().lines().count(), r[2]);
         assertTrue(r[2].startsWith("jpipeline: "), r[2]);
     }
+
+    @Test
+    void sumIsThePlainSumOfTheWordsAndItsHelpSaysSo(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("words.bin");
+        ByteBuffer words = ByteBuffer.allocate(8 * 4096 + 3).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        long expected = 0;
+        for (long i = 1; i <= 4096; i++) {
+            words.putLong(i * 0x0101_0101_0101L);
+            expected += i * 0x0101_0101_0101L;
+        }
+        words.put((byte) 1).put((byte) 2).put((byte) 3);
+        expected += 0x030201L;                              // the last word, zero-padded
+        Files.write(file, words.array());
+        String[] sum = Cli.run("stream", file.toString(), "--op", "sum", "--chunk", "8k");
+        assertEquals("0", sum[0], sum[2]);
+        assertEquals(String.format("0x%016x", expected), result(sum[1]));
+        String help = String.join(" ", Cli.run("stream", "--help")[1].split("\\s+"));
+        assertTrue(help.contains("sum is the plain 64-bit wrapping sum of the little-endian 8-byte words"), help);
+        assertTrue(help.contains("crc32c and sha256 are the JDK's CRC32C and SHA-256 MessageDigest."), help);
+    }
+
+    @Test
+    void syntheticDataReportsTheTimeToGenerateIt() {
+        String[] out = Cli.run("stream", "--synthetic", "4m", "--op", "crc32c");
+        assertEquals("0", out[0], out[2]);
+        assertTrue(out[1].matches("(?s).*\\n  set-up    generated 4\\.0 MiB in \\d+\\.\\d{3} s, before the run.*"),
+            out[1]);
+    }
 }
