@@ -68,11 +68,11 @@ class PerfettoTrackTest {
         assertEquals(4, copies, "every copy is in the trace");
         open.forEach((id, n) -> assertEquals(0, n, "async events pair: " + id));
         tracks.forEach((track, slices) -> {
-            slices.sort(Comparator.<JsonNode>comparingDouble(s -> s.get("ts").asDouble())
-                .thenComparing(Comparator.<JsonNode>comparingDouble(s -> s.get("dur").asDouble()).reversed()));
-            Deque<Double> ends = new ArrayDeque<>();
+            slices.sort(Comparator.<JsonNode>comparingLong(s -> nanos(s, "ts"))
+                .thenComparing(Comparator.<JsonNode>comparingLong(s -> nanos(s, "dur")).reversed()));
+            Deque<Long> ends = new ArrayDeque<>();
             for (JsonNode s : slices) {
-                double ts = s.get("ts").asDouble(), end = ts + s.get("dur").asDouble();
+                long ts = nanos(s, "ts"), end = ts + nanos(s, "dur");
                 while (!ends.isEmpty() && ends.peek() <= ts) {
                     ends.pop();
                 }
@@ -119,6 +119,11 @@ class PerfettoTrackTest {
             }
         }
         assertEquals(Set.of("producer 0 (t0)", "copies of producer 0, slot 0 (t0)", "consumer 1 (t1)"), names);
+    }
+
+    /** A time field in nanoseconds, as Perfetto converts it. */
+    private static long nanos(JsonNode event, String field) {
+        return Math.round(event.get(field).asDouble() * 1000);
     }
 
     private static JsonNode write(List<TraceEvent> events) throws Exception {
