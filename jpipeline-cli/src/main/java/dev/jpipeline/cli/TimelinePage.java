@@ -2,6 +2,7 @@ package dev.jpipeline.cli;
 
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.TraceEvent;
+import dev.jpipeline.trace.Tracer;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.StringReader;
@@ -19,13 +20,15 @@ import java.util.function.ToIntFunction;
 import java.util.function.ToLongFunction;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.IntStream;
 
 /**
  * A self-contained HTML page (one file, no network access) that shows a traced run as a timeline, drawn by
  * Apache ECharts, whose minified script is read from its webjar on the class path and inlined with its licence
  * header. Lanes are grouped by role: each producer followed by its copies, then the consumers. Waits are grey,
  * the rest is coloured by stage: a producer's time from acquire to commit (issuing its copies), a consumer's
- * from wait to release (computing), and the copies in flight. The page zooms and pans, shows each span's
+ * from wait to release (computing), and the copies in flight, stacked: a producer's copies in flight at once take
+ * a row each ("copies of producer 0", "copies of producer 0 #2", ...), so the rows show the depth. The page zooms and pans, shows each span's
  * details on hover, and sums up the stalls per role and the copy bandwidth.
  */
 final class TimelinePage {
@@ -36,15 +39,20 @@ final class TimelinePage {
     /** What a span shows, in the page's order (its {@code KINDS}). */
     private enum Kind { PRODUCER_WAIT, CONSUMER_WAIT, ISSUE, COMPUTE, COPY }
 
-    /** A lane: one thread, or one thread's copies. */
-    private record Lane(String thread, int rank, boolean copies) {
+    /**
+     * A lane: one thread, or one row of a thread's copies (row {@code slot}: copies in flight at once take rows
+     * 0, 1, 2, ..., so the rows a producer's copies fill show how many were in flight).
+     */
+    private record Lane(String thread, int rank, boolean copies, int slot) {
 
-        static Lane of(TraceEvent e) {
-            return new Lane(e.thread(), e.rank(), e.operation() == StageOperation.COPY);
+        /** The lane of event {@code e}, whose copy slot ({@link Tracer#copySlots}) is {@code slot}. */
+        static Lane of(TraceEvent e, int slot) {
+            boolean copy = e.operation() == StageOperation.COPY;
+            return new Lane(e.thread(), e.rank(), copy, copy ? slot : 0);
         }
 
         Lane owner() {
-            return new Lane(thread, rank, false);
+            return new Lane(thread, rank, false, 0);
         }
     }
 
@@ -62,13 +70,15 @@ final class TimelinePage {
      */
     static void write(Path file, List<TraceEvent> events, int stages, ToLongFunction<TraceEvent> copyBytes,
                       String title) throws IOException {
-        Map<Lane, String> roles = lanes(events);
+        int[] copySlots = Tracer.copySlots(events);
+        Map<Lane, String> roles = lanes(events, copySlots);
         Map<Lane, Integer> lanes = new HashMap<>();
         roles.keySet().forEach(lane -> lanes.put(lane, lanes.size()));
         StringBuilder spans = new StringBuilder();
         Map<Lane, Long> busyFrom = new HashMap<>();
-        for (TraceEvent e : events) {
-            Lane lane = Lane.of(e);
+        for (int i = 0; i < events.size(); i++) {
+            TraceEvent e = events.get(i);
+            Lane lane = Lane.of(e, copySlots[i]);
             int l = lanes.get(lane);
             long end = e.startNanos() + e.durationNanos();
             switch (e.operation()) {
@@ -99,11 +109,14 @@ final class TimelinePage {
         Files.writeString(file, page, StandardCharsets.UTF_8);
     }
 
-    /** The lanes in order (each producer followed by its copies, then the consumers), with their roles. */
-    private static Map<Lane, String> lanes(List<TraceEvent> events) {
+    /**
+     * The lanes in order (each producer followed by its rows of copies, then the consumers), with their roles;
+     * {@code slots} holds each event's copy slot.
+     */
+    private static Map<Lane, String> lanes(List<TraceEvent> events, int[] slots) {
         Map<Lane, String> roles = new HashMap<>();
         for (TraceEvent e : events) {
-            roles.merge(Lane.of(e).owner(), role(e), (a, b) -> a.equals(b) ? a : e.role());
+            roles.merge(Lane.of(e, 0).owner(), role(e), (a, b) -> a.equals(b) ? a : e.role());
         }
         ToIntFunction<Lane> group = l -> switch (roles.get(l.owner())) {
             case "producer" -> 0;
@@ -111,8 +124,9 @@ final class TimelinePage {
             default -> 2;
         };
         Map<Lane, String> lanes = new LinkedHashMap<>();
-        events.stream().map(Lane::of).distinct()
-            .sorted(Comparator.comparingInt(group).thenComparingInt(Lane::rank).thenComparing(Lane::copies))
+        IntStream.range(0, events.size()).mapToObj(i -> Lane.of(events.get(i), slots[i])).distinct()
+            .sorted(Comparator.comparingInt(group).thenComparingInt(Lane::rank).thenComparing(Lane::copies)
+                .thenComparingInt(Lane::slot))
             .forEach(lane -> lanes.put(lane, roles.get(lane.owner())));
         return lanes;
     }
@@ -125,14 +139,18 @@ final class TimelinePage {
         };
     }
 
-    /** The lanes as JSON objects: label ("producer 0", "copies of producer 0"), role, thread name. */
+    /**
+     * The lanes as JSON objects: label ("producer 0", "copies of producer 0", and "copies of producer 0 #2" for
+     * the second row of copies in flight at once), role, thread name.
+     */
     private static String laneJson(Map<Lane, String> lanes) {
         StringBuilder json = new StringBuilder("[");
         Map<String, Integer> perRole = new HashMap<>();
         Map<Lane, Integer> indexes = new HashMap<>();
         lanes.forEach((lane, role) -> {
             int index = indexes.computeIfAbsent(lane.owner(), owner -> perRole.merge(role, 1, Integer::sum) - 1);
-            String label = (lane.copies() ? "copies of " : "") + role + " " + index;
+            String label = (lane.copies() ? "copies of " : "") + role + " " + index
+                + (lane.slot() > 0 ? " #" + (lane.slot() + 1) : "");
             json.append(json.length() > 1 ? "," : "").append("{\"label\":").append(json(label))
                 .append(",\"role\":").append(json(lane.copies() ? "copies" : role))
                 .append(",\"thread\":").append(json(lane.thread())).append('}');

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.jpipeline.trace.StageOperation;
 import dev.jpipeline.trace.TraceEvent;
@@ -11,8 +12,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.logging.Level;
+import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -116,6 +121,39 @@ class TimelinePageTest {
     }
 
     @Test
+    void copiesInFlightAtOnceAreStackedInRowsOfTheirOwn() throws Exception {
+        List<TraceEvent> events = List.of(
+            new TraceEvent("p", 0, "producer", StageOperation.ACQUIRE, 0, MS, 0, 0),
+            new TraceEvent("p", 0, "producer", StageOperation.COPY, MS, 10 * MS, 0, 0),
+            new TraceEvent("p", 0, "producer", StageOperation.COPY, 2 * MS, 10 * MS, 1, 1),
+            new TraceEvent("p", 0, "producer", StageOperation.COPY, 3 * MS, 10 * MS, 2, 2),
+            new TraceEvent("p", 0, "producer", StageOperation.COPY, 12 * MS, MS, 0, 3));
+        Path page = dir.resolve("stacked.html");
+        TimelinePage.write(page, events, 3, e -> 1, "stacked");
+        Matcher m = Pattern.compile("const run = (\\{.*});").matcher(Files.readString(page));
+        assertTrue(m.find());
+        JsonNode run = new ObjectMapper().readTree(m.group(1));
+        List<String> labels = new ArrayList<>();
+        run.get("lanes").forEach(l -> labels.add(l.get("label").asText()));
+        assertEquals(List.of("producer 0", "copies of producer 0", "copies of producer 0 #2",
+            "copies of producer 0 #3"), labels, "three copies in flight at once: three rows");
+        Map<Integer, List<double[]>> rows = new HashMap<>();
+        for (JsonNode s : run.get("spans")) {
+            if (s.get(1).asInt() == 4) {
+                rows.computeIfAbsent(s.get(0).asInt(), r -> new ArrayList<>())
+                    .add(new double[] {s.get(2).asDouble(), s.get(3).asDouble()});
+            }
+        }
+        assertEquals(Set.of(1, 2, 3), rows.keySet());
+        assertEquals(2, rows.get(1).size(), "the fourth copy starts after the first landed: its row again");
+        rows.values().forEach(r -> {
+            for (int i = 1; i < r.size(); i++) {
+                assertTrue(r.get(i - 1)[1] <= r.get(i)[0], "copies of one row do not overlap");
+            }
+        });
+    }
+
+    @Test
     void theBrowserDrawsLanesZoomsAndShowsSpanDetails() throws Exception {
         Assumptions.assumeTrue(browser != null, "no " + CHROMIUM + " and " + CHROMEDRIVER
             + " on this machine (.ci/run installs Debian's chromium and chromium-driver): not rendered");
@@ -175,7 +213,8 @@ class TimelinePageTest {
         assertEquals("0", out[0], out[2]);
         JavascriptExecutor js = load(page);
         assertEquals(List.of("producer 0", "copies of producer 0", "producer 1", "copies of producer 1",
-            "consumer 0", "consumer 1"), js.executeScript("return timelineChart.getOption().yAxis[0].data"));
+            "consumer 0", "consumer 1"), js.executeScript("return timelineChart.getOption().yAxis[0].data"
+                + ".filter(l => !/ #\\d+$/.test(l))"), "more rows where copies were in flight at once");
         String summary = browser.findElement(By.id("summary")).getText();
         assertTrue(summary.contains("producers (2) waited") && summary.contains("16.0 MiB in 128 copies"), summary);
         assertNoConsoleErrors();

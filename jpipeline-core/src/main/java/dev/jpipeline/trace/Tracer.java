@@ -194,8 +194,9 @@ public final class Tracer {
 
     /**
      * Writes the events of {@link #events()} in the Chrome / Perfetto trace-event JSON format (open it in
-     * ui.perfetto.dev or chrome://tracing): one lane per thread, copies on a lane per producer, spans for waits
-     * and copies. The top-level {@code otherData} object gives {@code droppedEvents} ({@link #dropped()}) and
+     * ui.perfetto.dev or chrome://tracing): one track per thread, named by role and rank, and per producer one
+     * track per copy in flight at once (so no two spans of a track overlap partly, which Perfetto would drop);
+     * spans for waits, copies and a consumer's computing ({@code compute}, from its wait's return to its release). The top-level {@code otherData} object gives {@code droppedEvents} ({@link #dropped()}) and
      * {@code eventsPerLane}.
      *
      * @param file the file to write (created or replaced)
@@ -214,29 +215,107 @@ public final class Tracer {
      * @throws IOException when the writer fails
      */
     public void writeChromeTrace(Writer w) throws IOException {
-        List<TraceEvent> events = events();
-        w.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"droppedEvents\":" + dropped() + ",\"eventsPerLane\":"
+        writeChromeTrace(w, events(), dropped(), eventsPerLane);
+    }
+
+    /**
+     * Writes {@code events} (ordered by start) as a Chrome trace whose every track nests, as Perfetto needs: a
+     * track per thread, named by role and rank ("producer 0 (thread)"), and per producer one track per copy in
+     * flight at once ("copies of producer 0, slot k (thread)", see {@link #copySlots}). A consumer's time from its
+     * wait's return to its release is a {@code compute} span.
+     */
+    static void writeChromeTrace(Writer w, List<TraceEvent> events, long dropped, int eventsPerLane)
+        throws IOException {
+        w.write("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"droppedEvents\":" + dropped + ",\"eventsPerLane\":"
             + eventsPerLane + "},\"traceEvents\":[");
         boolean first = true;
-        Map<String, Integer> lanes = new HashMap<>();
-        for (TraceEvent e : events) {
-            String lane = lane(e);
-            Integer tid = lanes.get(lane);
+        int[] slots = copySlots(events);
+        Map<String, Integer> tids = new HashMap<>();
+        Map<String, TraceEvent> previous = new HashMap<>();     // per thread, its latest own event
+        for (int i = 0; i < events.size(); i++) {
+            TraceEvent e = events.get(i);
+            boolean copy = e.operation() == StageOperation.COPY;
+            String track = copy ? "copies of " + role(e) + " " + e.rank() + ", slot " + slots[i] + " ("
+                + e.thread() + ")" : role(e) + " " + e.rank() + " (" + e.thread() + ")";
+            String key = copy ? e.thread() + "\u0000" + slots[i] : e.thread();
+            Integer tid = tids.get(key);
             if (tid == null) {
-                tid = lanes.size();
-                lanes.put(lane, tid);
+                tid = tids.size();
+                tids.put(key, tid);
                 w.write(first ? "\n" : ",\n");
                 first = false;
                 w.write("{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" + tid
-                    + ",\"args\":{\"name\":\"" + escape(lane) + "\"}}");
+                    + ",\"args\":{\"name\":\"" + escape(track) + "\"}}");
             }
-            w.write(",\n{\"name\":\"" + e.operation().name().toLowerCase(Locale.ROOT)
-                + "\",\"cat\":\"stage " + e.stage() + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid
-                + ",\"ts\":" + micros(e.startNanos()) + ",\"dur\":" + micros(e.durationNanos())
-                + ",\"args\":{\"stage\":" + e.stage() + ",\"batch\":" + e.batch() + ",\"rank\":" + e.rank()
-                + ",\"role\":\"" + escape(e.role()) + "\"}}");
+            if (!copy) {
+                TraceEvent before = previous.put(e.thread(), e);
+                if (e.operation() == StageOperation.RELEASE && before != null
+                    && before.operation() == StageOperation.WAIT && before.stage() == e.stage()) {
+                    long from = before.startNanos() + before.durationNanos();
+                    if (from <= e.startNanos()) {
+                        span(w, "compute", e, tid, from, e.startNanos() - from);
+                    }
+                }
+            }
+            span(w, e.operation().name().toLowerCase(Locale.ROOT), e, tid, e.startNanos(), e.durationNanos());
         }
         w.write("\n]}\n");
+    }
+
+    /**
+     * The role a track is named by: the handle's, or for a count-partitioned pipeline's thread (whose role says
+     * "partitioned") the role its operation shows.
+     */
+    private static String role(TraceEvent e) {
+        if (!e.role().equals("partitioned")) {
+            return e.role();
+        }
+        return switch (e.operation()) {
+            case ACQUIRE, COMMIT, COPY -> "producer";
+            case WAIT, RELEASE -> "consumer";
+        };
+    }
+
+    private static void span(Writer w, String name, TraceEvent e, int tid, long start, long duration)
+        throws IOException {
+        w.write(",\n{\"name\":\"" + name + "\",\"cat\":\"stage " + e.stage() + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + tid
+            + ",\"ts\":" + micros(start) + ",\"dur\":" + micros(duration)
+            + ",\"args\":{\"stage\":" + e.stage() + ",\"batch\":" + e.batch() + ",\"rank\":" + e.rank()
+            + ",\"role\":\"" + escape(e.role()) + "\"}}");
+    }
+
+    /**
+     * The slot of each copy in flight: per thread, copies that overlap in time get different slots, and a copy
+     * takes the lowest slot whose previous copy has landed by the time it starts. So the copies of one slot never
+     * overlap, and a slot count is the depth of copies in flight. Used to give each slot a track (or row) of its
+     * own, which timeline viewers such as Perfetto need: they drop spans of one track that overlap partly.
+     *
+     * @param events events ordered by start
+     * @return per event (same index), its copy slot from 0, or -1 for an event that is not a copy
+     */
+    public static int[] copySlots(List<TraceEvent> events) {
+        int[] slots = new int[events.size()];
+        Map<String, List<Long>> ends = new HashMap<>();         // per thread, when each slot's last copy landed
+        for (int i = 0; i < slots.length; i++) {
+            TraceEvent e = events.get(i);
+            if (e.operation() != StageOperation.COPY) {
+                slots[i] = -1;
+                continue;
+            }
+            List<Long> free = ends.computeIfAbsent(e.thread(), t -> new ArrayList<>());
+            int slot = 0;
+            while (slot < free.size() && free.get(slot) > e.startNanos()) {
+                slot++;
+            }
+            long end = e.startNanos() + e.durationNanos();
+            if (slot == free.size()) {
+                free.add(end);
+            } else {
+                free.set(slot, end);
+            }
+            slots[i] = slot;
+        }
+        return slots;
     }
 
     /**
