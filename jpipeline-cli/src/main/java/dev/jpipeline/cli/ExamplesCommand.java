@@ -112,8 +112,8 @@ final class ExamplesCommand implements Callable<Integer> {
             String hint = other.stream().noneMatch(e -> e.name().equals(only)) ? ""
                 : faulty ? " (it is a documentation example: drop --faulty)" : " (it is a faulty variant: add --faulty)";
             throw usage("--only: no " + (faulty ? "faulty variant" : "documentation example") + " is named "
-                + quote(only) + hint + "; the names are "
-                + all.stream().map(e -> quote(e.name())).collect(Collectors.joining(", ")));
+                + LaunchCommand.quote(only) + hint + "; the names are "
+                + all.stream().map(e -> LaunchCommand.quote(e.name())).collect(Collectors.joining(", ")));
         }
         return named;
     }
@@ -227,7 +227,7 @@ final class ExamplesCommand implements Callable<Integer> {
             out.println(outcome.finding().report());
             return 1;
         }
-        out.printf("no finding under schedule %s: %s returned %s%n", replay, quote(example.name()),
+        out.printf("no finding under schedule %s: %s returned %s%n", replay, LaunchCommand.quote(example.name()),
             outcome.result());
         return 0;
     }
@@ -238,7 +238,8 @@ final class ExamplesCommand implements Callable<Integer> {
 
     /** The command that replays a schedule of {@code example}: what a finding prints. */
     private Function<Schedule, String> replayLine(Example example) {
-        String command = LaunchCommand.current() + " examples" + (faulty ? " --faulty" : "") + " --only " + quote(example.name());
+        String command = LaunchCommand.current() + " examples" + (faulty ? " --faulty" : "") + " --only "
+            + LaunchCommand.quote(example.name());
         return schedule -> command + " --replay " + schedule;
     }
 
@@ -249,16 +250,6 @@ final class ExamplesCommand implements Callable<Integer> {
 
     private static String milliseconds(double ms) {
         return ms < 10_000 ? String.format("%.0f ms", ms) : String.format("%.1f s", ms / 1000);
-    }
-
-    /** {@code text} in single quotes for a POSIX shell. */
-    private static String quote(String text) {
-        return "'" + text.replace("'", "'\\''") + "'";
-    }
-
-    /** {@code word} as the shell reads it back: unchanged when it holds only safe characters, else quoted. */
-    static String quoteIfNeeded(String word) {
-        return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : quote(word);
     }
 
     private ParameterException usage(String message) {

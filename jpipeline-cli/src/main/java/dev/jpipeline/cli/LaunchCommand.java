@@ -26,9 +26,19 @@ final class LaunchCommand {
     static String current() {
         String launcher = System.getProperty(PROPERTY);
         if (launcher != null && !launcher.isBlank()) {
-            return ExamplesCommand.quoteIfNeeded(launcher);
+            return quoteIfNeeded(launcher);
         }
-        return "java --enable-native-access=ALL-UNNAMED -jar " + ExamplesCommand.quoteIfNeeded(jar());
+        return "java --enable-native-access=ALL-UNNAMED -jar " + quoteIfNeeded(jar());
+    }
+
+    /** {@code text} single-quoted for the shell (a quote inside it closed, escaped and reopened). */
+    static String quote(String text) {
+        return "'" + text.replace("'", "'\\''") + "'";
+    }
+
+    /** {@code word} as the shell reads it back: unchanged when it holds only safe characters, else quoted. */
+    static String quoteIfNeeded(String word) {
+        return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : quote(word);
     }
 
     private static String jar() {

@@ -14,7 +14,6 @@ import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.Supplier;
@@ -31,11 +30,7 @@ class CheckedExecutionTest {
     private static final int N = 8;
 
     private static MemorySegment input(int floats) {
-        MemorySegment in = Arena.ofAuto().allocate(4L * floats, 16);
-        for (int i = 0; i < floats; i++) {
-            in.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
-        }
-        return in;
+        return IndexFloats.of(floats, 0);
     }
 
     /** Each thread copies its own float of each batch into a two-stage pipeline and reads its mirror's float. */

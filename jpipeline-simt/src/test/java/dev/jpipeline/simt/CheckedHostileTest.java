@@ -24,11 +24,7 @@ import org.junit.jupiter.api.Timeout;
 class CheckedHostileTest {
 
     private static MemorySegment input(int floats) {
-        MemorySegment in = Arena.ofAuto().allocate(4L * floats, 16);
-        for (int i = 0; i < floats; i++) {
-            in.setAtIndex(ValueLayout.JAVA_FLOAT, i, i + 1);
-        }
-        return in;
+        return IndexFloats.of(floats, 1);
     }
 
     /**

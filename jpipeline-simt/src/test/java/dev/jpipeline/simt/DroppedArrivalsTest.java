@@ -13,7 +13,6 @@ import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -26,11 +25,7 @@ import org.junit.jupiter.api.Timeout;
 class DroppedArrivalsTest {
 
     private static MemorySegment input(int floats) {
-        MemorySegment in = Arena.ofAuto().allocate(4L * floats, 16);
-        for (int i = 0; i < floats; i++) {
-            in.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
-        }
-        return in;
+        return IndexFloats.of(floats, 0);
     }
 
     /** A unified pipeline run twice on one shared state, every thread quitting after its last batch each time. */

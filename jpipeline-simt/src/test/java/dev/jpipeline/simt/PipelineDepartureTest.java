@@ -11,9 +11,7 @@ import dev.jpipeline.Pipeline;
 import dev.jpipeline.PipelineRole;
 import dev.jpipeline.PipelineSharedState;
 import dev.jpipeline.ThreadScope;
-import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.ValueLayout;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -31,11 +29,7 @@ class PipelineDepartureTest {
     private static final int BATCHES = 6;
 
     private static MemorySegment input(int floats) {
-        MemorySegment in = Arena.ofAuto().allocate(4L * floats, 16);
-        for (int i = 0; i < floats; i++) {
-            in.setAtIndex(ValueLayout.JAVA_FLOAT, i, i);
-        }
-        return in;
+        return IndexFloats.of(floats, 0);
     }
 
     /**
