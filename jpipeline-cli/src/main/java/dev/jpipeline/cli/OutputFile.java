@@ -3,18 +3,24 @@ package dev.jpipeline.cli;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AccessDeniedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
+import java.security.SecureRandom;
 
 /**
  * Checks, before a run, that a file it will write at the end can be written: so that a bad {@code --trace} or
  * {@code --timeline} path is reported at once instead of after the whole run.
  */
 final class OutputFile {
+
+    /** Names the hidden partial files: unguessable, so that another user cannot plant one in a shared folder. */
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private OutputFile() {
     }
@@ -74,7 +80,8 @@ final class OutputFile {
     /**
      * Writes {@code target} through {@code writer} so that it is never left half-written: a regular file (or a new
      * one) is written to a hidden file beside it, which then replaces it in one move; an interrupted or failed
-     * write leaves the old file as it was (the hidden file is deleted, on exit at the latest). A FIFO, a device or
+     * write leaves the old file as it was (the hidden file is deleted, on exit at the latest). A new file gets the
+     * permissions the umask gives (0644 under the usual 022), a replaced one keeps its own. A FIFO, a device or
      * a link such as {@code /dev/stdout} is written directly.
      *
      * @param target the output's path
@@ -88,14 +95,41 @@ final class OutputFile {
             writer.writeTo(target);
             return;
         }
-        Path folder = target.toAbsolutePath().getParent();
-        Path partial = Files.createTempFile(folder, "." + target.getFileName(), ".partial");
+        Path partial = createPartial(target);
         partial.toFile().deleteOnExit();            // an interrupt (SIGINT runs the shutdown hooks) leaves no litter
         try {
+            if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
+                keepPermissions(target, partial);
+            }
             writer.writeTo(partial);
             Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
         } finally {
             Files.deleteIfExists(partial);
+        }
+    }
+
+    /**
+     * A new hidden file beside {@code target}, created without a permissions attribute so that the process's umask
+     * applies, as it would to a file the shell created ({@code Files.createTempFile} would make it 0600).
+     */
+    private static Path createPartial(Path target) throws IOException {
+        Path folder = target.toAbsolutePath().getParent();
+        for (int attempt = 0; ; attempt++) {
+            String name = "." + target.getFileName() + "." + Long.toUnsignedString(RANDOM.nextLong(), 36) + ".partial";
+            try {
+                return Files.createFile(folder.resolve(name));
+            } catch (FileAlreadyExistsException taken) {
+                if (attempt == 100) throw taken;
+            }
+        }
+    }
+
+    /** Gives the replacement the permissions of the file it replaces, where the file system has POSIX ones. */
+    private static void keepPermissions(Path target, Path partial) throws IOException {
+        PosixFileAttributeView old = Files.getFileAttributeView(target, PosixFileAttributeView.class,
+            LinkOption.NOFOLLOW_LINKS);
+        if (old != null) {
+            Files.setPosixFilePermissions(partial, old.readAttributes().permissions());
         }
     }
 

@@ -52,15 +52,16 @@ final class StreamCommand implements Callable<Integer> {
             + ByteSize.FORMS + ".")
     private Long synthetic;
 
-    @Option(names = "--stages", defaultValue = "4",
+    @Option(names = "--stages", defaultValue = "4", paramLabel = "N",
         description = "Stages in flight, 1..255 (default ${DEFAULT-VALUE}).")
     private int stages;
 
-    @Option(names = "--producers", defaultValue = "2", description = "Producer threads (default ${DEFAULT-VALUE}); a "
-        + "FILE of unknown size is read by one.")
+    @Option(names = "--producers", defaultValue = "2", paramLabel = "N",
+        description = "Producer threads (default ${DEFAULT-VALUE}); a FILE of unknown size is read by one.")
     private int producers;
 
-    @Option(names = "--consumers", defaultValue = "2", description = "Consumer threads (default ${DEFAULT-VALUE}).")
+    @Option(names = "--consumers", defaultValue = "2", paramLabel = "N",
+        description = "Consumer threads (default ${DEFAULT-VALUE}).")
     private int consumers;
 
     @Option(names = "--chunk", defaultValue = "1m", converter = ByteSize.class, paramLabel = "SIZE",
@@ -89,10 +90,12 @@ final class StreamCommand implements Callable<Integer> {
     /** The room for more threads, read before the run: the advice suggests none where no core is free. */
     private StallReport.CoreRoom room = StallReport.CoreRoom.SPARE;
 
-    @Option(names = "--trace", paramLabel = "FILE.json", description = "Write a Chrome/Perfetto trace-event file.")
+    @Option(names = "--trace", paramLabel = "FILE",
+        description = "Write a Chrome/Perfetto trace-event file (JSON) to FILE.")
     private Path trace;
 
-    @Option(names = "--timeline", paramLabel = "FILE.html", description = "Write a self-contained timeline page.")
+    @Option(names = "--timeline", paramLabel = "FILE",
+        description = "Write a self-contained timeline page (HTML) to FILE.")
     private Path timeline;
 
     @Option(names = "--trace-events", defaultValue = "65536", paramLabel = "N",

@@ -5,7 +5,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 /** {@code jpipeline version}: prints the version, as {@code jpipeline --version} does. */
-@Command(name = "version", description = "Print the version and exit.")
+@Command(name = "version", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
+    description = "Print the version and exit.")
 final class VersionCommand implements Runnable {
 
     @Spec

@@ -73,4 +73,29 @@ class CommandLineShapeTest {
         assertEquals("0", help[0]);
         assertTrue(help[1].contains("stream") && help[1].contains("version"), help[1]);
     }
+
+    @Test
+    void everyCommandsHelpWrapsBetweenOptionsAndLabelsEveryValueInCapitals() {
+        for (var command : Main.commandLine().getSubcommands().values()) {
+            var spec = command.getCommandSpec();
+            if (spec.usageMessage().hidden()) continue;
+            String[] help = Cli.run(spec.name(), "--help");
+            assertEquals("0", help[0], spec.name() + ": " + help[2]);
+            // the synopsis runs from "Usage:" to the first line that does not continue it
+            String[] lines = help[1].split("\n");
+            int depth = 0;
+            for (int i = 0; i < lines.length && (i == 0 || lines[i].startsWith(" ")); i++) {
+                for (String token : lines[i].strip().split(" +")) {
+                    for (char c : token.toCharArray()) depth += c == '[' ? 1 : c == ']' ? -1 : 0;
+                    assertEquals(0, depth, spec.name() + "'s synopsis breaks inside an option at '" + token
+                        + "' (line " + (i + 1) + "):\n" + help[1]);
+                }
+            }
+            for (var option : spec.options()) {
+                if (option.hidden() || option.arity().max() == 0) continue;
+                assertTrue(option.paramLabel().matches("[A-Z]+"), spec.name() + " " + option.longestName()
+                    + " labels its value '" + option.paramLabel() + "': labels are one word in capitals (N, SIZE)");
+            }
+        }
+    }
 }

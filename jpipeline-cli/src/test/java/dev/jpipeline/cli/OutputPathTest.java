@@ -7,6 +7,8 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -110,5 +112,33 @@ class OutputPathTest {
         }
         OutputFile.write(target, file -> Files.writeString(file, "{\"new\":true}"));
         assertEquals("{\"new\":true}", Files.readString(target));
+    }
+
+    @Test
+    void aNewOutputGetsTheUmasksPermissionsAndAReplacedOneKeepsItsOwn(@TempDir Path dir) throws Exception {
+        Path status = Path.of("/proc/self/status");
+        assumeTrue(Files.isReadable(status), "no /proc/self/status here to read the umask from");
+        var umaskLine = Files.readAllLines(status).stream().filter(l -> l.startsWith("Umask:")).findFirst();
+        assumeTrue(umaskLine.isPresent(), "this kernel does not show the umask");
+        int umask = Integer.parseInt(umaskLine.get().substring("Umask:".length()).strip(), 8);
+        Path fresh = dir.resolve("new.json");
+        OutputFile.write(fresh, file -> Files.writeString(file, "{}"));
+        assertEquals(PosixFilePermissions.toString(permissions(0666 & ~umask)),
+            PosixFilePermissions.toString(Files.getPosixFilePermissions(fresh)),
+            "a new file gets 0666 less the umask (0" + Integer.toOctalString(umask) + "), as the shell's would");
+        Path shared = Files.writeString(dir.resolve("shared.html"), "old");
+        Files.setPosixFilePermissions(shared, PosixFilePermissions.fromString("rw-rw-r--"));
+        OutputFile.write(shared, file -> Files.writeString(file, "new"));
+        assertEquals("rw-rw-r--", PosixFilePermissions.toString(Files.getPosixFilePermissions(shared)));
+        assertEquals("new", Files.readString(shared));
+    }
+
+    private static java.util.Set<PosixFilePermission> permissions(int mode) {
+        var all = PosixFilePermission.values();          // OWNER_READ .. OTHERS_EXECUTE: bits 8 down to 0
+        var set = java.util.EnumSet.noneOf(PosixFilePermission.class);
+        for (int i = 0; i < all.length; i++) {
+            if ((mode & (1 << (8 - i))) != 0) set.add(all[i]);
+        }
+        return set;
     }
 }
