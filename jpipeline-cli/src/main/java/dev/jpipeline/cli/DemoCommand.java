@@ -74,8 +74,11 @@ final class DemoCommand implements Callable<Integer> {
             long expected = DemoJob.direct(data);
             boolean verified = outcome.checksum() == expected;
             double seconds = outcome.nanos() / 1e9;
-            out.printf("jpipeline demo: %s partitioned pipeline, %d producers + %d consumers, %d stages%n",
-                processes ? "system-scope" : "block-scope", DemoJob.PRODUCERS, DemoJob.CONSUMERS, DemoJob.STAGES);
+            out.printf("jpipeline demo: %d producer threads copy chunks into %d stage buffers while %d consumer "
+                + "threads checksum them%n", DemoJob.PRODUCERS, DemoJob.STAGES, DemoJob.CONSUMERS);
+            out.printf("  a partitioned pipeline, %s%n", processes
+                ? "system scope (cuda::thread_scope_system): producers and consumers in two JVMs, one memory file"
+                : "block scope (cuda::thread_scope_block): each thread produces or consumes, all in this JVM");
             if (children != null) {
                 out.printf("  processes %s (2 child JVMs)%n", children);
             }

@@ -6,16 +6,19 @@ import dev.jpipeline.examples.FaultyExample;
 import dev.jpipeline.simt.CheckedExecution;
 import dev.jpipeline.simt.Exploration;
 import dev.jpipeline.simt.Finding;
+import dev.jpipeline.simt.FindingKind;
 import dev.jpipeline.simt.Kernel;
 import dev.jpipeline.simt.KernelRuns;
 import dev.jpipeline.simt.Outcome;
 import dev.jpipeline.simt.Schedule;
 import java.io.PrintWriter;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -120,8 +123,15 @@ final class ExamplesCommand implements Callable<Integer> {
 
     /** The plain run: each example at its own size, verified against its reference. */
     private int verify(PrintWriter out, List<Example> examples) {
-        String format = "%-50s %-44s %8s  %-8s %9s  %s%n";
-        out.printf(format, "example", "source", "threads", "verified", "time", "compiled");
+        TextTable table = TextTable.of(
+            TextTable.text("example", examples.stream().map(Example::name).toList()),
+            TextTable.text("source", examples.stream().map(Example::source).toList()),
+            TextTable.figures("threads", examples.stream().mapToInt(e -> Integer.toString(e.threads()).length()).max()
+                .orElse(0)),
+            TextTable.text("verified", List.of("yes", "NO")),
+            TextTable.figures("time", TIME_WIDTH),
+            TextTable.text("compiled", List.of("yes", "no")));
+        out.println(table.header());
         int failed = 0;
         int compiled = 0;
         for (Example example : examples) {
@@ -133,8 +143,8 @@ final class ExamplesCommand implements Callable<Integer> {
             String how = strandBlocks == 0 && compiledBlocks > 0 ? "yes"
                 : compiledBlocks == 0 ? "no" : compiledBlocks + " of " + (compiledBlocks + strandBlocks) + " blocks";
             compiled += how.equals("yes") ? 1 : 0;
-            out.printf(format, example.name(), example.source(), example.threads(),
-                result.verified() ? "yes" : "NO", String.format("%.1f ms", result.time().toNanos() / 1e6), how);
+            out.println(table.row(example.name(), example.source(), example.threads(),
+                result.verified() ? "yes" : "NO", milliseconds(result.time().toNanos() / 1e6), how));
             if (result.failure() != null) {
                 out.println("    " + result.failure());
             }
@@ -160,8 +170,16 @@ final class ExamplesCommand implements Callable<Integer> {
         long first = seed == null ? 1 : seed;
         out.printf("checked execution of each example's small instance under %d schedule%s (seeds from %d)%n",
             schedules, schedules == 1 ? "" : "s", first);
-        String format = "%-50s %7s  %9s  %-9s  %-17s %9s %11s%n";
-        out.printf(format, "example", "threads", "schedules", "identical", "findings", "time", "per schedule");
+        TextTable table = TextTable.of(
+            TextTable.text("example", examples.stream().map(Example::name).toList()),
+            TextTable.figures("threads", examples.stream()
+                .mapToInt(e -> Integer.toString(e.forChecking().threads()).length()).max().orElse(0)),
+            TextTable.figures("schedules", Integer.toString(schedules).length()),
+            TextTable.text("identical", List.of("yes", "NO")),
+            TextTable.text("findings", findingNames("none")),
+            TextTable.figures("time", TIME_WIDTH),
+            TextTable.figures("per schedule", TIME_WIDTH + 3));
+        out.println(table.header());
         int clean = 0;
         for (Example example : examples) {
             Example small = example.forChecking();
@@ -170,9 +188,9 @@ final class ExamplesCommand implements Callable<Integer> {
                 run(small));
             double ms = (System.nanoTime() - start) / 1e6;
             Finding finding = exploration.finding();
-            out.printf(format, example.name(), small.threads(), exploration.schedulesRun(),
+            out.println(table.row(example.name(), small.threads(), exploration.schedulesRun(),
                 exploration.identical() ? "yes" : "NO", finding == null ? "none" : finding.kind(),
-                milliseconds(ms), String.format("%.2f ms", ms / exploration.schedulesRun()));
+                milliseconds(ms), String.format("%.2f ms", ms / exploration.schedulesRun())));
             if (finding == null ? small.checkedFinding() == null : finding.kind() == small.checkedFinding()) {
                 clean++;
             }
@@ -195,8 +213,13 @@ final class ExamplesCommand implements Callable<Integer> {
         long first = seed == null ? 1 : seed;
         out.printf("checked execution of each faulty variant under up to %d schedule%s (seeds from %d)%n", schedules,
             schedules == 1 ? "" : "s", first);
-        String format = "%-62s %-17s %-17s %-10s %9s%n";
-        out.printf(format, "faulty variant", "expected", "found", "schedule", "time");
+        TextTable table = TextTable.of(
+            TextTable.text("faulty variant", variants.stream().map(FaultyExample::name).toList()),
+            TextTable.text("expected", findingNames()),
+            TextTable.text("found", findingNames("not found")),
+            TextTable.figures("time", TIME_WIDTH),
+            TextTable.text("schedule", List.of()));
+        out.println(table.header());
         int asExpected = 0;
         for (FaultyExample variant : variants) {
             long start = System.nanoTime();
@@ -204,8 +227,8 @@ final class ExamplesCommand implements Callable<Integer> {
                 run(variant));
             double ms = (System.nanoTime() - start) / 1e6;
             Finding finding = exploration.finding();
-            out.printf(format, variant.name(), variant.expected(), finding == null ? "not found" : finding.kind(),
-                finding == null ? "-" : finding.schedule(), milliseconds(ms));
+            out.println(table.row(variant.name(), variant.expected(), finding == null ? "not found" : finding.kind(),
+                milliseconds(ms), finding == null ? "-" : finding.schedule()));
             if (finding != null) {
                 printFinding(out, finding);
             }
@@ -246,6 +269,14 @@ final class ExamplesCommand implements Callable<Integer> {
     private static void printFinding(PrintWriter out, Finding finding) {
         out.println("    " + finding.message().lines().findFirst().orElse(""));
         out.println("    replay: " + finding.replay());
+    }
+
+    /** The widest time {@link #milliseconds} gives below a day: {@code 86399.9 s}. */
+    private static final int TIME_WIDTH = 9;
+
+    /** Every kind of finding's name, and {@code others}: the values of a findings column. */
+    private static List<String> findingNames(String... others) {
+        return Stream.concat(Arrays.stream(FindingKind.values()).map(Enum::name), Arrays.stream(others)).toList();
     }
 
     private static String milliseconds(double ms) {

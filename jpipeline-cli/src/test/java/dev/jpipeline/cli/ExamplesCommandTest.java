@@ -16,8 +16,9 @@ import org.junit.jupiter.api.Timeout;
 
 class ExamplesCommandTest {
 
-    /** A faulty variant's row after its name: expected kind, found kind, schedule, time. */
-    private static final Pattern FAULTY_ROW = Pattern.compile(" +([A-Z_]+) +([A-Z_]+|not found) +(\\S+) +\\d.*");
+    /** A faulty variant's row after its name: expected kind, found kind, time, schedule. */
+    private static final Pattern FAULTY_ROW =
+        Pattern.compile(" +([A-Z_]+) +([A-Z_]+|not found) +[\\d.]+ (?:ms|s) +(\\S+)");
 
     @Test
     void examplesPrintsATableOfVerifiedExamples() {
@@ -29,6 +30,8 @@ class ExamplesCommandTest {
         assertTrue(table.contains("binary partitions: unguarded roles (clear error)"), table);
         assertTrue(table.contains("10 of 10 examples verified"), table);
         assertTrue(table.lines().findFirst().orElseThrow().endsWith("compiled"), table);
+        assertColumnsLineUp(table, Examples.all().stream().map(Example::name).toList(), List.of("source", "verified"),
+            List.of("threads", "time"));
         // every documentation example runs compiled (issue 27), unless compilation is switched off, which it says
         boolean compiling = !"false".equalsIgnoreCase(System.getProperty("jpipeline.simt.compile", "true").strip());
         assertTrue(table.contains(compiling ? "10 of them ran compiled, 0 on strands"
@@ -54,6 +57,8 @@ class ExamplesCommandTest {
             }
         }
         assertTrue(table.contains("10 of 10 examples as expected under 200 schedules each"), table);
+        assertColumnsLineUp(table.substring(table.indexOf('\n') + 1), Examples.all().stream().map(Example::name)
+            .toList(), List.of("identical", "findings"), List.of("threads", "schedules", "time", "per schedule"));
     }
 
     @Test
@@ -82,6 +87,8 @@ class ExamplesCommandTest {
         }
         int variants = Examples.faulty().size();
         assertTrue(table.contains(variants + " of " + variants + " faulty variants found as expected"), table);
+        assertColumnsLineUp(table.substring(table.indexOf('\n') + 1), Examples.faulty().stream()
+            .map(FaultyExample::name).toList(), List.of("expected", "found", "schedule"), List.of("time"));
     }
 
     @Test
@@ -119,6 +126,29 @@ class ExamplesCommandTest {
     }
 
     /** The table row of the example named {@code name}. */
+    /**
+     * Every named row's text columns start under their headers and its figures end under theirs, with at least two
+     * spaces before each column: no value overflows into the next. {@code table} starts at its header line.
+     */
+    private static void assertColumnsLineUp(String table, List<String> names, List<String> text, List<String> figures) {
+        String header = table.lines().findFirst().orElseThrow();
+        for (String name : names) {
+            String row = row(table, name);
+            for (String column : text) {
+                int start = header.indexOf("  " + column) + 2;
+                assertTrue(start > 1, "no column " + column + " in " + header);
+                assertTrue(row.length() > start && row.startsWith("  ", start - 2) && row.charAt(start) != ' ',
+                    "the " + column + " column does not start under its header:\n" + header + "\n" + row);
+            }
+            for (String column : figures) {
+                int end = header.indexOf(column) + column.length();
+                assertTrue(row.length() >= end && row.charAt(end - 1) != ' '
+                        && (row.length() == end || row.charAt(end) == ' '),
+                    "the " + column + " column does not end under its header:\n" + header + "\n" + row);
+            }
+        }
+    }
+
     private static String row(String table, String name) {
         return table.lines().filter(line -> line.startsWith(name + " ")).findFirst()
             .orElseThrow(() -> new AssertionError("no row for " + name + ":\n" + table));

@@ -87,8 +87,10 @@ class ProcessesTest {
     void theDemoInChildJvmsVerifies() throws Exception {
         String[] r = Cli.run("demo", "--size", "4MiB", "--chunk", "64k", "--processes");
         assertEquals("0", r[0], r[1] + r[2]);
-        assertTrue(r[1].startsWith("jpipeline demo: system-scope partitioned pipeline, 2 producers + 2 consumers, "
-            + "4 stages\n  processes producers in pid "), r[1]);
+        assertTrue(r[1].startsWith("jpipeline demo: 2 producer threads copy chunks into 4 stage buffers while 2 "
+            + "consumer threads checksum them\n  a partitioned pipeline, system scope (cuda::thread_scope_system): "
+            + "producers and consumers in two JVMs, one memory file\n"
+            + "  processes producers in pid "), r[1]);
         assertTrue(r[1].contains("streamed 4.0 MiB as 64 stages of 64.0 KiB"), r[1]);
         assertTrue(r[1].contains(": verified"), r[1]);
         assertEquals(List.of(), leftRegions());
