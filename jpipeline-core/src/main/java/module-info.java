@@ -6,6 +6,7 @@
  * {@link dev.jpipeline.trace}. The engine behind them (stage barriers, the one wait routine, pipeline handles,
  * copy workers, the hang detector, trace lanes) lives in {@code dev.jpipeline.internal}, which is not exported.
  */
+@SuppressWarnings("module")   // javac warns of a friend module not built yet, as simt is when core compiles
 module dev.jpipeline.core {
     requires jdk.jfr;
     exports dev.jpipeline;

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributeView;
+import java.nio.file.attribute.PosixFileAttributes;
 import java.security.SecureRandom;
 
 /**
@@ -81,8 +82,11 @@ final class OutputFile {
      * Writes {@code target} through {@code writer} so that it is never left half-written: a regular file (or a new
      * one) is written to a hidden file beside it, which then replaces it in one move; an interrupted or failed
      * write leaves the old file as it was (the hidden file is deleted, on exit at the latest). A new file gets the
-     * permissions the umask gives (0644 under the usual 022), a replaced one keeps its own. A FIFO, a device or
-     * a link such as {@code /dev/stdout} is written directly.
+     * permissions the umask gives (0644 under the usual 022); a replaced one keeps its permissions, owner and group.
+     * A FIFO, a device or a link such as {@code /dev/stdout} is written directly, and so, like an editor's
+     * in-place save, is a file that a move would change in other ways: one with other hard links, one whose folder
+     * takes no new file (the user may write the file but not the folder), or one whose owner or group this process
+     * cannot give a new file.
      *
      * @param target the output's path
      * @param writer what writes the output
@@ -95,11 +99,25 @@ final class OutputFile {
             writer.writeTo(target);
             return;
         }
-        Path partial = createPartial(target);
+        boolean replacing = Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS);
+        if (replacing && hardLinks(target) > 1) {
+            writer.writeTo(target);                 // a move would leave the other names on the old contents
+            return;
+        }
+        Path partial;
+        try {
+            partial = createPartial(target);
+        } catch (AccessDeniedException folderTakesNoFile) {
+            if (!replacing) throw folderTakesNoFile;
+            writer.writeTo(target);
+            return;
+        }
         partial.toFile().deleteOnExit();            // an interrupt (SIGINT runs the shutdown hooks) leaves no litter
         try {
-            if (Files.isRegularFile(target, LinkOption.NOFOLLOW_LINKS)) {
-                keepPermissions(target, partial);
+            if (replacing && !keepAttributes(target, partial)) {
+                Files.deleteIfExists(partial);
+                writer.writeTo(target);
+                return;
             }
             writer.writeTo(partial);
             Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
@@ -124,12 +142,35 @@ final class OutputFile {
         }
     }
 
-    /** Gives the replacement the permissions of the file it replaces, where the file system has POSIX ones. */
-    private static void keepPermissions(Path target, Path partial) throws IOException {
+    /**
+     * Gives the replacement the permissions, owner and group of the file it replaces, where the file system has
+     * POSIX ones; false when this process may not (only root gives a file away, and only a member sets a group).
+     */
+    private static boolean keepAttributes(Path target, Path partial) throws IOException {
         PosixFileAttributeView old = Files.getFileAttributeView(target, PosixFileAttributeView.class,
             LinkOption.NOFOLLOW_LINKS);
-        if (old != null) {
-            Files.setPosixFilePermissions(partial, old.readAttributes().permissions());
+        if (old == null) {
+            return true;
+        }
+        PosixFileAttributes was = old.readAttributes();
+        PosixFileAttributeView replacement = Files.getFileAttributeView(partial, PosixFileAttributeView.class);
+        try {
+            PosixFileAttributes is = replacement.readAttributes();
+            if (!is.owner().equals(was.owner())) replacement.setOwner(was.owner());
+            if (!is.group().equals(was.group())) replacement.setGroup(was.group());
+        } catch (IOException | SecurityException notAllowed) {
+            return false;
+        }
+        replacement.setPermissions(was.permissions());
+        return true;
+    }
+
+    /** How many names the file has; 1 where the file system does not say. */
+    private static int hardLinks(Path file) {
+        try {
+            return (Integer) Files.getAttribute(file, "unix:nlink", LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException | SecurityException e) {
+            return 1;
         }
     }
 

@@ -141,4 +141,49 @@ class OutputPathTest {
         }
         return set;
     }
+
+    @Test
+    void aFileWithAnotherHardLinkIsWrittenInPlaceSoBothNamesSeeTheNewOutput(@TempDir Path dir) throws Exception {
+        Path target = Files.writeString(dir.resolve("trace.json"), "old");
+        Path other;
+        try {
+            other = Files.createLink(dir.resolve("kept.json"), target);
+        } catch (UnsupportedOperationException | java.io.IOException e) {
+            assumeTrue(false, "no hard links here: " + e);
+            return;
+        }
+        OutputFile.write(target, file -> Files.writeString(file, "new"));
+        assertEquals("new", Files.readString(target));
+        assertEquals("new", Files.readString(other), "the other name still shows the old contents");
+    }
+
+    @Test
+    void aReplacedFileKeepsItsGroup(@TempDir Path dir) throws Exception {
+        Path target = Files.writeString(dir.resolve("shared.json"), "old");
+        int mine = (Integer) Files.getAttribute(target, "unix:gid");
+        int other = mine == 65534 ? 0 : 65534;       // nogroup, or root's where the test runs as nogroup
+        try {
+            Files.setAttribute(target, "unix:gid", other);
+        } catch (java.io.IOException e) {
+            assumeTrue(false, "this user cannot give a file to group " + other + ": " + e);
+        }
+        OutputFile.write(target, file -> Files.writeString(file, "new"));
+        assertEquals("new", Files.readString(target));
+        assertEquals(other, Files.getAttribute(target, "unix:gid"), "the group was lost in the replacement");
+    }
+
+    @Test
+    void aWritableFileInAFolderThatTakesNoNewFileIsStillWritten(@TempDir Path dir) throws Exception {
+        Path folder = Files.createDirectory(dir.resolve("ro"));
+        Path target = Files.writeString(folder.resolve("t.json"), "old");
+        Files.setPosixFilePermissions(folder, PosixFilePermissions.fromString("r-xr-xr-x"));
+        try {
+            assumeTrue(!Files.isWritable(folder), "this user (root?) writes to read-only folders anyway");
+            assertEquals(null, OutputFile.problem(target), "the check lets the writable file through");
+            OutputFile.write(target, file -> Files.writeString(file, "new"));
+            assertEquals("new", Files.readString(target));
+        } finally {
+            Files.setPosixFilePermissions(folder, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+    }
 }

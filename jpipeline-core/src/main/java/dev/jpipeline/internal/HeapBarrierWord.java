@@ -27,9 +27,9 @@ final class HeapBarrierWord extends HeapWordPadAfter {
 
     private final long[] words;
     private final int index;
-    /** Whether arrivals may be storeAlone stores: then its waiters' parks are bounded. */
     /** The longest one bounded park lasts (solo arrivals' waits): a long wait then wakes once a second. */
     private static final long MAX_PARK_NANOS = 1_000_000_000L;
+    /** Whether arrivals may be storeAlone stores: then its waiters' parks are bounded. */
     private final boolean soloArrivals;
     /** The latest failure of an even / odd phase (see the class comment). */
     private volatile PhaseFailure failureEven;

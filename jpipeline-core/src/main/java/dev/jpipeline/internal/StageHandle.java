@@ -149,14 +149,14 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
      */
     private long pollingSince;
 
+    /** Checked execution's layer of {@link #events}, or null: told which operation each completed wait was. */
+    private final CheckedEvents checkedEvents;
+
     /**
      * @param producer for a role partition, whether this thread produces; null for unified and count partitions
      * @param member   the thread's number on its side: a role partition's count of lower ranks of the same role,
      *                 a unified pipeline's rank; ignored by a count partition (its first operation claims one)
      */
-    /** Checked execution's layer of {@link #events}, or null: told which operation each completed wait was. */
-    private final CheckedEvents checkedEvents;
-
     StageHandle(StageRing ring, int rank, Boolean producer, int member) {
         super(ring.settings.interleaver());
         this.ring = ring;

@@ -151,6 +151,7 @@ public final class Chunks implements Iterable<MemorySegment>, AutoCloseable {
             }
 
             @Override
+            @SuppressWarnings("restricted")   // reinterpret: the scoped view is the point (class comment)
             public MemorySegment next() {
                 if (!step()) {
                     throw new NoSuchElementException("the chunks of " + name + " ended after " + (index + 1)

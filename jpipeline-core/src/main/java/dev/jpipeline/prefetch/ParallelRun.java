@@ -250,6 +250,7 @@ final class ParallelRun<R> {
     }
 
     /** The mapper on a view of {@code buffer}'s bytes that ends with the call. */
+    @SuppressWarnings("restricted")   // reinterpret: a view that ends with the mapper's call
     private R apply(MemorySegment buffer, long from, long length, long k, long position) {
         try {
             StageBuffers.alive(buffer, source);

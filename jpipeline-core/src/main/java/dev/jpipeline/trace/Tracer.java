@@ -105,9 +105,8 @@ public final class Tracer {
      * @param thread the handle's thread name
      * @param rank   the handle's rank in its group
      * @param role   the handle's role
-     * @return the new lane
+     * @return the new lane (the TraceSink the engine reaches through ApiAccess.sink)
      */
-    /** A new lane for one pipeline handle (the TraceSink the engine reaches through ApiAccess.sink). */
     TraceLane lane(String thread, int rank, String role) {
         TraceLane lane = new TraceLane(origin, thread, rank, role, eventsPerLane);
         lanes.add(lane);

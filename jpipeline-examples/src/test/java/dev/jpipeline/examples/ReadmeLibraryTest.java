@@ -20,7 +20,8 @@ class ReadmeLibraryTest {
 
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
     private static final Path CONSUMER = ROOT.resolve("it/prefetch");
-    private static final String INSTALL = "./mvnw install -DskipTests -pl jpipeline-core,jpipeline-simt -am";
+    private static final String INSTALL =
+        "./mvnw install -Dmaven.test.skip=true -pl jpipeline-core,jpipeline-simt -am";
 
     private static List<String> blocks(String language) throws IOException {
         return Pattern.compile("^```" + language + "\\n(.*?)^```$", Pattern.MULTILINE | Pattern.DOTALL)
@@ -59,7 +60,7 @@ class ReadmeLibraryTest {
         assertTrue(blocks("sh").stream().anyMatch(b -> b.strip().equals(INSTALL)),
             "README.md has no sh block that is exactly: " + INSTALL);
         String run = Files.readString(ROOT.resolve("it/run.sh"));
-        assertTrue(run.contains("./mvnw -B -q install -DskipTests -pl jpipeline-core,jpipeline-simt -am"),
+        assertTrue(run.contains("./mvnw -B -q install -Dmaven.test.skip=true -pl jpipeline-core,jpipeline-simt -am"),
             "it/run.sh no longer installs with the README's command (" + INSTALL + ")");
     }
 

@@ -95,8 +95,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
         noSwitchDepth = new int[block.size];
         deadlines = new long[block.size];
         Arrays.fill(deadlines, Deadlines.NO_DEADLINE);
-        openBatches = new List[block.size];
-        committedCopies = new ArrayDeque[block.size];
+        @SuppressWarnings({"unchecked", "rawtypes"})   // arrays of a generic type: made raw, filled per thread
+        List<PendingCopy>[] batches = new List[block.size];
+        @SuppressWarnings({"unchecked", "rawtypes"})
+        ArrayDeque<CommittedCopies>[] copies = new ArrayDeque[block.size];
+        openBatches = batches;
+        committedCopies = copies;
         shadows.clear();
         stageDestinations.clear();
         if (races != null) {

@@ -87,8 +87,9 @@ import java.util.Map;
  */
 final class RegionCompiler {
 
-    /** What compiling gave: the loop's handle and the frame width, or why the kernel cannot be compiled. */
     /**
+     * What compiling gave: the loop's handle and the frame width, or why the kernel cannot be compiled.
+     *
      * @param syncs      the sync points: states 1..blockSyncs are __syncthreads, blockSyncs+1..syncs __syncwarp
      * @param yields     the loop heads where a thread may yield: states syncs+1..syncs+yields
      * @param blockSyncs how many of the syncs are __syncthreads
@@ -122,6 +123,8 @@ final class RegionCompiler {
 
     /** Raised where the kernel's code is beyond this compiler: the kernel runs on strands. */
     static final class Refusal extends Exception {
+        private static final long serialVersionUID = 1L;
+
         Refusal(String message) {
             super(message, null, false, false);
         }
@@ -693,6 +696,8 @@ final class RegionCompiler {
 
     /** A refusal found while the class is being built (the builder's lambdas cannot throw checked exceptions). */
     private static final class RefusalInBuild extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         RefusalInBuild(String message) {
             super(message, null, false, false);
         }

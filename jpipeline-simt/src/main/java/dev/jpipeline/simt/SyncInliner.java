@@ -113,6 +113,8 @@ final class SyncInliner {
 
     /** Thrown from inside the class builder (whose lambdas cannot throw checked exceptions). */
     private static final class Unfit extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
         Unfit(String message) {
             super(message, null, false, false);
         }

@@ -229,7 +229,7 @@ public final class CopyWorkers implements CopyService, Waitable {
         Objects.requireNonNull(landing, "landing");
         long bytes = dst.byteSize();
         // at least two ways (where the copy has two minimum chunks): a waiter can share the only worker's copy
-        int ways = (int) Math.clamp(bytes / minChunk, 1, Math.max(2, workers));
+        int ways = Math.clamp(bytes / minChunk, 1, Math.max(2, workers));
         long chunk = (bytes + ways - 1) / ways;
         chunk = Math.max(64, (chunk + 63) & ~63L);          // cache-line aligned chunk boundaries
         lock.lock();

@@ -303,6 +303,7 @@ public final class Futex {
         }
 
         /** Links libc's syscall: restricted methods, so this is where a JVM without native access warns or fails. */
+        @SuppressWarnings("restricted")   // downcallHandle: linking libc's syscall is this method's job
         static Syscalls link() {
             Linker linker = Linker.nativeLinker();
             MemorySegment syscall = linker.defaultLookup().find("syscall")
