@@ -82,12 +82,14 @@ final class DemoCommand implements Callable<Integer> {
             if (children != null) {
                 out.printf("  processes %s (2 child JVMs)%n", children);
             }
-            out.printf("  streamed %s as %d stages of %s through memcpyAsync%n", ByteSize.format(total), batches,
+            out.printf("  streamed %s as %d chunks of %s, each an asynchronous copy (memcpyAsync) into a free stage "
+                + "buffer%n", ByteSize.format(total), batches,
                 ByteSize.format(chunk));
-            out.printf("  checksum 0x%016x, direct pass 0x%016x: %s%n", outcome.checksum(), expected,
+            out.printf("  checksum 0x%016x, and 0x%016x from one plain loop over the data: %s%n", outcome.checksum(),
+                expected,
                 verified ? "verified" : "MISMATCH");
-            out.printf(Locale.ROOT, "  %.3f s, %.0f stages/s, %.1f MiB/s%n", seconds, batches / seconds,
-                total / seconds / (1 << 20));
+            out.printf(Locale.ROOT, "  %.3f s, %.1f MiB/s, %.0f chunks/s%n", seconds, total / seconds / (1 << 20),
+                batches / seconds);
             out.flush();
             return verified ? 0 : 1;
         } catch (StreamJob.TooLargeException e) {

@@ -427,7 +427,7 @@ final class StreamCommand implements Callable<Integer> {
             out.printf(Locale.ROOT, "  set-up    generated %s in %.3f s, before the run (not in its time)%n",
                 ByteSize.format(result.bytes()), setUpNanos / 1e9);
         }
-        out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f stages/s%n", seconds,
+        out.printf(Locale.ROOT, "  time      %.3f s, %.1f MiB/s, %.0f chunks/s%n", seconds,
             result.bytes() / seconds / (1 << 20), result.batches() / seconds);
         if (recording() && result.eventsPerLane() < traceEvents) {
             out.printf(Locale.ROOT, "  memory    the tracer keeps %d events per thread, not the %d asked for: at "

@@ -15,9 +15,9 @@ class DemoCommandTest {
         assertTrue(result[1].startsWith("jpipeline demo: 2 producer threads copy chunks into 4 stage buffers while 2 "
             + "consumer threads checksum them\n  a partitioned pipeline, block scope (cuda::thread_scope_block): "
             + "each thread produces or consumes, all in this JVM\n"), result[1]);
-        assertTrue(result[1].contains("streamed 4.0 MiB as 64 stages of 64.0 KiB"), result[1]);
+        assertTrue(result[1].contains("streamed 4.0 MiB as 64 chunks of 64.0 KiB"), result[1]);
         assertTrue(result[1].contains(": verified"), result[1]);
-        assertTrue(result[1].contains("stages/s"), result[1]);
+        assertTrue(result[1].contains("chunks/s"), result[1]);
     }
 
     @Test
@@ -44,7 +44,7 @@ class DemoCommandTest {
     void demoReportsMiBPerSecondLikeStream() {
         String[] result = Cli.run("demo", "--size", "4MiB", "--chunk", "64k");
         assertEquals("0", result[0], result[2]);
-        assertTrue(result[1].matches("(?s).*stages/s, \\d+\\.\\d MiB/s\\n.*"), result[1]);
+        assertTrue(result[1].matches("(?s).* s, \\d+\\.\\d MiB/s, \\d+ chunks/s\\n.*"), result[1]);
         assertTrue(!result[1].contains("GB/s"), result[1]);
     }
 }

@@ -91,7 +91,7 @@ class ProcessesTest {
             + "consumer threads checksum them\n  a partitioned pipeline, system scope (cuda::thread_scope_system): "
             + "producers and consumers in two JVMs, one memory file\n"
             + "  processes producers in pid "), r[1]);
-        assertTrue(r[1].contains("streamed 4.0 MiB as 64 stages of 64.0 KiB"), r[1]);
+        assertTrue(r[1].contains("streamed 4.0 MiB as 64 chunks of 64.0 KiB"), r[1]);
         assertTrue(r[1].contains(": verified"), r[1]);
         assertEquals(List.of(), leftRegions());
     }
