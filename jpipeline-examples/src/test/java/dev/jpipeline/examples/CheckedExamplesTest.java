@@ -1,6 +1,7 @@
 package dev.jpipeline.examples;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import dev.jpipeline.simt.Finding;
 import dev.jpipeline.simt.FindingKind;
 import java.util.EnumSet;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -23,6 +25,10 @@ import org.junit.jupiter.params.provider.MethodSource;
  * variant is found, with the kind of finding it should show, on a schedule that replays to the same report.
  */
 class CheckedExamplesTest {
+
+    /** A frame of the runtime that runs kernels: a finding's site should name the kernel's own code instead. */
+    private static final Pattern RUNTIME_FRAME =
+        Pattern.compile("\\b(Strand|Launch|KernelThread|BlockScheduler|CompiledMake)\\.[\\w$]+\\(");
 
     static Stream<Example> examples() {
         return Examples.all().stream();
@@ -58,6 +64,8 @@ class CheckedExamplesTest {
         Finding finding = exploration.finding();
         assertNotNull(finding, variant.name() + " was not found in 100 schedules");
         assertEquals(variant.expected(), finding.kind(), finding::report);
+        String said = finding.report().lines().findFirst().orElseThrow();
+        assertFalse(RUNTIME_FRAME.matcher(said).find(), "the finding names the runtime, not the kernel's line: " + said);
         Finding again = CheckedExecution.replay(finding.schedule(), variant::run).finding();
         Finding third = CheckedExecution.replay(finding.schedule(), variant::run).finding();
         assertNotNull(again, "replaying " + finding.schedule() + " found nothing");

@@ -620,24 +620,30 @@ final class CheckedLaunch implements Interleaver, CopyService {
         launch.fail(message, new CheckViolation(kind, message));
     }
 
-    /** The first frame outside the runtime: where the kernel called a sync. */
-    static Site callSite() {
-        return StackWalker.getInstance().walk(frames -> {
+    /**
+     * Where the kernel called a sync: its frames from the innermost outside the runtime to where the runtime called
+     * the kernel's body. A compiled kernel's frame (its hidden class's step, which runs the method's code) is named
+     * by the kernel's method, as in {@link #accessSite}; without it the walk would run on into the runtime's
+     * {@code Strand}, and the site would name that.
+     */
+    Site callSite() {
+        return StackWalker.getInstance(StackWalker.Option.SHOW_HIDDEN_FRAMES).walk(frames -> {
             StringBuilder key = new StringBuilder();
             String shown = null;
             boolean inKernel = false;
             for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
-                if (isRuntime(f.getClassName())) {
-                    if (inKernel) {
-                        break;                  // the kernel's frames end where the runtime called its body
-                    }
+                String name = f.getClassName();
+                if (CALLERS.contains(name) || inKernel && isRuntime(name)) {
+                    break;                      // the kernel's frames end where the runtime called its body
+                }
+                if (isRuntime(name) || name.contains("$$Lambda")) {
                     continue;
                 }
                 inKernel = true;
-                key.append(f.getClassName()).append('.').append(f.getMethodName()).append('@')
-                    .append(f.getByteCodeIndex()).append(';');
-                String frame = f.getClassName().substring(f.getClassName().lastIndexOf('.') + 1) + "."
-                    + f.getMethodName() + "(" + f.getFileName() + ":" + f.getLineNumber() + ")";
+                key.append(name).append('.').append(f.getMethodName()).append('@').append(f.getByteCodeIndex())
+                    .append(';');
+                String frame = frameName(name, f.getMethodName()) + "(" + f.getFileName() + ":" + f.getLineNumber()
+                    + ")";
                 if (shown == null) {
                     shown = frame;
                 } else if (!shown.contains(" from ")) {
@@ -692,18 +698,19 @@ final class CheckedLaunch implements Interleaver, CopyService {
                     continue;
                 }
                 inKernel = true;
-                String method;
-                int compiled = name.indexOf("$$KernelRegions");
-                if (compiled >= 0) {
-                    method = compiledName(name.substring(0, compiled));
-                } else {
-                    method = name.substring(name.lastIndexOf('.') + 1) + "." + f.getMethodName();
-                }
-                shown.append(shown.isEmpty() ? "" : " from ").append(method).append('(').append(f.getFileName())
+                shown.append(shown.isEmpty() ? "" : " from ").append(frameName(name, f.getMethodName())).append('(')
+                    .append(f.getFileName())
                     .append(':').append(f.getLineNumber()).append(')');
             }
             return shown.isEmpty() ? "?" : shown.toString();
         });
+    }
+
+    /** A kernel frame's name: Class.method, or for a compiled kernel's step the kernel's class and method. */
+    private String frameName(String className, String method) {
+        int compiled = className.indexOf("$$KernelRegions");
+        return compiled >= 0 ? compiledName(className.substring(0, compiled))
+            : className.substring(className.lastIndexOf('.') + 1) + "." + method;
     }
 
     /** A compiled kernel's frame, named by the kernel's class and method (its step runs the method's code). */

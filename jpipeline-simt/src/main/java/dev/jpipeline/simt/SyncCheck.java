@@ -50,7 +50,7 @@ final class SyncCheck {
 
     /** {@code kt} arrives: throws a violation (recorded) when the arrival breaks a rule. */
     void arrive(KernelThread kt) {
-        arrive(kt, CheckedLaunch.callSite());
+        arrive(kt, kt.checked.callSite());
     }
 
     /** {@code kt} arrives from {@code site} (a compiled sync's, RegionCompiler.Compiled.site): as {@link #arrive}. */
