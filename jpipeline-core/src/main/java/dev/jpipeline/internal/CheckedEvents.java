@@ -49,6 +49,11 @@ final class CheckedEvents extends HandleEvents {
         interleaver.acquires(ring.produced, batch);
     }
 
+    /** The handle's wait in {@code op} for {@code batch} can never complete: every owner it needs has departed. */
+    void abandoned(boolean commits, int stage, long batch, String op) {
+        interleaver.abandoned(ring, commits, stage, batch, op);
+    }
+
     @Override
     void departing(Departure how, String who, long nextCommit, long nextRelease) {
         interleaver.departs(ring, who + (how == Departure.QUIT ? " called quit()" : " ended without quit()"),

@@ -220,6 +220,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (headRound > 0 && committed() - stages >= releasedKnown) {
             WaitStatus status = awaitSide(consumed, head, headRound - 1, Deadlines.NO_DEADLINE, interruptible);
             if (status == WaitStatus.ABANDONED) {
+                if (checkedEvents != null) {
+                    checkedEvents.abandoned(false, head, committed() - stages, "producer_acquire");
+                }
                 throw new IllegalStateException("producer_acquire can never return: no consumer is left to "
                     + "release stage " + head + " (batch " + (committed() - stages) + "); " + who()
                     + ring.departures());
@@ -322,6 +325,9 @@ final class StageHandle extends PipelineHandle implements HangDetector.Participa
         if (released() >= readyKnown) {
             WaitStatus status = awaitSide(produced, tail, tailRound, deadline, interruptible);
             if (status == WaitStatus.ABANDONED) {
+                if (checkedEvents != null) {
+                    checkedEvents.abandoned(true, tail, released(), op);
+                }
                 throw new IllegalStateException(op + " can never return: no producer is left to commit stage "
                     + tail + " (batch " + released() + "); " + who() + ring.departures());
             }

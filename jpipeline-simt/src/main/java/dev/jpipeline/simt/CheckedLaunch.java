@@ -323,7 +323,20 @@ final class CheckedLaunch implements Interleaver, CopyService {
     @Override
     public void needs(Object ring, boolean commits, int stage, long batch, String op) {
         KernelThread kt = current();
-        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt);
+        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt, false);
+        if (hang != null && !launch.aborted()) {
+            throw violation(FindingKind.HANGS_ON_GPU, hang);
+        }
+    }
+
+    /**
+     * A wait that jpipeline fails at once because every owner it needs has departed: on a GPU it never ends, when
+     * the departures' dropped arrivals are why (HANGS_ON_GPU); otherwise the wait's own failure is the finding.
+     */
+    @Override
+    public void abandoned(Object ring, boolean commits, int stage, long batch, String op) {
+        KernelThread kt = current();
+        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt, true);
         if (hang != null && !launch.aborted()) {
             throw violation(FindingKind.HANGS_ON_GPU, hang);
         }

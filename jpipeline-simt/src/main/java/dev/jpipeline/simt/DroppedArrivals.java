@@ -43,10 +43,12 @@ final class DroppedArrivals {
      * What a GPU would do with a wait that found batch {@code batch} complete: null when libcu++ completes it too,
      * else why it hangs there.
      *
-     * @param waiter  the waiting thread, as findings name it
-     * @param commits whether the wait needed the batch's commits (else its releases)
+     * @param waiter    the waiting thread, as findings name it
+     * @param commits   whether the wait needed the batch's commits (else its releases)
+     * @param abandoned whether no owner is left to arrive, so that jpipeline fails the wait instead of ending it
      */
-    String hangOnGpu(Object ring, boolean commits, int stage, long batch, String op, Object waiter) {
+    String hangOnGpu(Object ring, boolean commits, int stage, long batch, String op, Object waiter,
+                     boolean abandoned) {
         Gap gap = (commits ? this.commits : releases).get(ring);
         if (gap == null || batch < gap.batch) {
             return null;
@@ -54,8 +56,9 @@ final class DroppedArrivals {
         String arrival = commits ? "commit" : "release";
         return op + " of " + waiter + " needed every owner's " + arrival + " of batch " + batch + " (stage " + stage
             + "), but " + gap.who + " before its " + arrival + " of batch " + gap.batch + ". jpipeline drops a "
-            + "departed owner's arrivals, so the wait ended here; libcu++'s quit() (and the destructor of an "
-            + "un-quit pipeline) only lowers the owner count, and the stage's barrier goes on waiting for that "
+            + "departed owner's arrivals, so the wait " + (abandoned ? "fails here at once (no "
+                + (commits ? "producer" : "consumer") + " is left to arrive)" : "ended here")
+            + "; libcu++'s quit() (and the destructor of an un-quit pipeline) only lowers the owner count, and the stage's barrier goes on waiting for that "
             + arrival + (op.endsWith("_for") || op.endsWith("_until")
                 ? ": on a GPU this timed wait does not complete, it times out (returns false)"
                 : ": on a GPU this wait never ends");

@@ -114,7 +114,9 @@ class DroppedArrivalsTest {
     void countPartitionedProducersThatAllQuitBeforeCommittingFailHereAsTheGpuHangs() {
         Exploration<float[]> e = CheckedExecution.explore(40, 1, () -> countPartitioned(true));
         assertNotNull(e.finding(), "producers that never commit: the consumers' waits never end on a GPU");
-        assertTrue(e.finding().message().contains("no producer is left"), e.finding()::report);
+        assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
+        assertTrue(e.finding().message().contains("fails here at once (no producer is left to arrive)")
+            && e.finding().message().contains("on a GPU this wait never ends"), e.finding()::report);
     }
 
     /** Role-partitioned: both producers quit before committing anything. */
@@ -138,7 +140,39 @@ class DroppedArrivalsTest {
     void roleProducersThatAllQuitBeforeCommittingFailHereAsTheGpuHangs() {
         Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::producersQuitFirst);
         assertNotNull(e.finding(), "no producer ever commits: the consumers' waits never end on a GPU");
-        assertTrue(e.finding().message().contains("no producer is left"), e.finding()::report);
+        assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
+        assertTrue(e.finding().message().contains("consumer_wait of thread (2, 0, 0)")
+            || e.finding().message().contains("consumer_wait of thread (3, 0, 0)"), e.finding()::report);
+    }
+
+    /** Role-partitioned, 1 stage: the consumer quits before releasing the first batch, the producer goes on. */
+    static float[] consumerQuitsFirst() {
+        float[] out = new float[1];
+        Kernel.launch(Dim3.of(1), Dim3.of(2), 4L, ctx -> {
+            PipelineSharedState st = ctx.shared("s", () -> PipelineSharedState.create(ThreadScope.BLOCK, 1));
+            int t = ctx.threadRank();
+            Pipeline p = Pipeline.make(ctx.block(), st, t == 0 ? PipelineRole.PRODUCER : PipelineRole.CONSUMER);
+            if (t == 0) {
+                for (int b = 0; b < 2; b++) {
+                    p.producerAcquire();
+                    p.producerCommit();
+                }
+            } else {
+                p.consumerWait();
+                out[0] = 1;
+            }
+            p.quit();
+        });
+        return out;
+    }
+
+    @Test
+    void aProducerWhoseOnlyConsumerQuitWithoutReleasingHangsOnTheGpu() {
+        Exploration<float[]> e = CheckedExecution.explore(40, 1, DroppedArrivalsTest::consumerQuitsFirst);
+        assertNotNull(e.finding(), "the stage is never released: the producer's second acquire never ends on a GPU");
+        assertEquals(FindingKind.HANGS_ON_GPU, e.finding().kind(), e.finding()::report);
+        assertTrue(e.finding().message().startsWith("producer_acquire of thread (0, 0, 0)")
+            && e.finding().message().contains("fails here at once (no consumer is left to arrive)"), e.finding()::report);
     }
 
     /** A unified pipeline in which thread 1 ends holding an acquired stage (never commits it). */

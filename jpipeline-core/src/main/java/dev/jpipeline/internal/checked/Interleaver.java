@@ -128,6 +128,21 @@ public interface Interleaver {
     }
 
     /**
+     * The current thread's wait in {@code op} can never complete batch {@code batch}: every owner that would
+     * arrive for it has departed, and jpipeline is about to throw (no producer, or no consumer, is left). By default
+     * nothing; checked execution reports what a GPU does instead, a wait that never ends, when the departures'
+     * dropped arrivals are the reason.
+     *
+     * @param ring    identifies the pipeline's shared state
+     * @param commits whether the wait needs the batch's commits (a consumer_wait; else its releases)
+     * @param stage   the batch's stage
+     * @param batch   the batch
+     * @param op      the operation that waits, by its CUDA name
+     */
+    default void abandoned(Object ring, boolean commits, int stage, long batch, String op) {
+    }
+
+    /**
      * The current thread's actions so far happen-before the actions of any thread after its
      * {@link #acquires acquire} of phase {@code phase} of {@code sync}: a commit of a batch, a release of a stage's
      * round, an arrival at a barrier's phase. Called after the operation took effect. By default nothing.
