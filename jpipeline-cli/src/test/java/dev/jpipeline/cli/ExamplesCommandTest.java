@@ -206,4 +206,28 @@ class ExamplesCommandTest {
             System.setProperty(LaunchCommand.PROPERTY, was);
         }
     }
+
+    /**
+     * The tables' figures do not depend on the JVM's default locale (stream and demo format with Locale.ROOT): under
+     * ar-EG today the time and per-schedule cells, and the heading's "1 schedule (seeds from 1)", come out in
+     * Arabic-Indic digits while the threads and schedules cells stay ASCII; under de-DE "per schedule" reads
+     * "6,08 ms" beside stream's "6.08".
+     */
+    @Test
+    void theTablesFiguresDoNotFollowTheDefaultLocale() {
+        java.util.Locale old = java.util.Locale.getDefault();
+        try {
+            for (String tag : new String[] {"ar-EG", "de-DE"}) {
+                java.util.Locale.setDefault(java.util.Locale.forLanguageTag(tag));
+                String[] result = Cli.run("examples", "--schedules", "1", "--only", "binary partitions: guarded roles");
+                assertEquals("0", result[0], result[1] + result[2]);
+                String out = result[1];
+                assertTrue(out.chars().allMatch(c -> c < 128), tag + ": figures in the locale's digits: " + out);
+                String row = row(out, "binary partitions: guarded roles");
+                assertTrue(row.matches(".* \\d+ ms +\\d+\\.\\d\\d ms"), tag + ": " + row);
+            }
+        } finally {
+            java.util.Locale.setDefault(old);
+        }
+    }
 }

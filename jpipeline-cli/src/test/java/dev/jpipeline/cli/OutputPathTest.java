@@ -186,4 +186,172 @@ class OutputPathTest {
             Files.setPosixFilePermissions(folder, PosixFilePermissions.fromString("rwxr-xr-x"));
         }
     }
+
+    /** Runs {@code command} through bash, and returns its exit status (-1 when it cannot run). */
+    private static int sh(String command) {
+        try {
+            Process p = new ProcessBuilder("bash", "-c", command).redirectErrorStream(true).start();
+            p.getInputStream().readAllBytes();
+            return p.waitFor();
+        } catch (java.io.IOException | InterruptedException e) {
+            return -1;
+        }
+    }
+
+    /**
+     * A dangling symlink as --trace (a link made for the output, e.g. into a results folder): written through, as
+     * the shell's {@code > link} writes, and the link kept. Today the check opens the link (creating an empty
+     * missing.json), deletes the link (it "did not exist"), and the write then makes a plain file in its place.
+     */
+    @Test
+    void aDanglingSymlinkIsWrittenThroughAndKept(@TempDir Path dir) throws Exception {
+        Path link = Files.createSymbolicLink(dir.resolve("trace.json"), Path.of("missing.json"));
+        String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", link.toString());
+        assertEquals("0", r[0], r[2]);
+        assertTrue(Files.isSymbolicLink(link), "the link was replaced by a plain file");
+        assertTrue(Files.readString(dir.resolve("missing.json")).startsWith("{\"displayTimeUnit\""),
+            "the link's target holds the trace");
+    }
+
+    /**
+     * A refused run creates nothing and deletes nothing: the dangling link stays, and no empty file appears where it
+     * points. Today the check leaves an empty missing.json and deletes the link.
+     */
+    @Test
+    void aRunRefusedAfterTheCheckLeavesADanglingSymlinkAsItWas(@TempDir Path dir) throws Exception {
+        Path link = Files.createSymbolicLink(dir.resolve("trace.json"), Path.of("missing.json"));
+        String[] r = Cli.run("stream", dir.resolve("no-such-input").toString(), "--trace", link.toString());
+        assertEquals("2", r[0], r[2]);
+        assertTrue(Files.isSymbolicLink(link), "the refused run deleted the link");
+        assertFalse(Files.exists(dir.resolve("missing.json")), "the refused run left an empty file behind");
+    }
+
+    /**
+     * A symlink the check cannot open (a loop; a link into a missing folder) is refused, and left where it is, with
+     * a reason. Today the check deletes both links (its finally removes a path that "did not exist"), and for the
+     * link into a missing folder the reason is only the path again: "cannot open L for writing (L)".
+     */
+    @Test
+    void aSymlinkThatCannotBeOpenedIsRefusedAndKept(@TempDir Path dir) throws Exception {
+        Path loop = Files.createSymbolicLink(dir.resolve("loop.json"), Path.of("loop.json"));
+        Path into = Files.createSymbolicLink(dir.resolve("into.json"), Path.of("no/such/folder/t.json"));
+        for (Path link : new Path[] {loop, into}) {
+            String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", link.toString());
+            assertEquals("2", r[0], r[2]);
+            assertTrue(Files.isSymbolicLink(link), "the check deleted " + link + ": " + r[2]);
+            assertFalse(r[2].strip().endsWith("(" + link + ")"), "no reason, only the path: " + r[2]);
+        }
+    }
+
+    /**
+     * A name the folder takes (255 bytes at most on ext4 and tmpfs) but that is too long for the hidden partial
+     * file ("." + name + "." + up to 13 + ".partial"): written, or refused before the run. Today the check passes,
+     * the whole run happens, and the write fails after it: "cannot write the trace to ...: File name too long"
+     * (from 232 bytes on).
+     */
+    @Test
+    void aLongNameTheFolderTakesIsWrittenOrRefusedBeforeTheRun(@TempDir Path dir) throws Exception {
+        Path target = dir.resolve("t".repeat(235) + ".json");                // 240 bytes
+        Files.writeString(target, "");                                          // the folder takes the name
+        Files.delete(target);
+        String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", target.toString());
+        assertFalse("1".equals(r[0]), "failed after the run: " + r[2]);
+        if ("0".equals(r[0])) {
+            assertTrue(Files.readString(target).startsWith("{\"displayTimeUnit\""));
+        } else {
+            assertEquals("", r[1], "refused, but after the run");
+        }
+    }
+
+    /**
+     * The output's folder removed while the run went on: the failure gives a reason. Today the reason is the
+     * hidden partial file's path: "cannot write the trace to d/t.json: /.../d/.t.json.2g1lacjzfbpom.partial".
+     */
+    @Test
+    void aFolderRemovedBeforeTheWriteGivesAReasonNotThePartialFilesName(@TempDir Path dir) {
+        Path target = dir.resolve("gone/t.json");
+        java.io.IOException e = org.junit.jupiter.api.Assertions.assertThrows(java.io.IOException.class,
+            () -> OutputFile.write(target, file -> Files.writeString(file, "{}")));
+        String reason = OutputFile.reason(e);
+        assertFalse(reason.contains(".partial"), "the reason names the hidden file: " + reason);
+    }
+
+    /**
+     * A target that is a bind mount of a file (docker run -v ./trace.json:/out/trace.json): a move onto a mount
+     * point fails (EBUSY), so it is written in place, as {@code >} would. Today the run completes and then fails:
+     * "cannot write the trace to ...: Device or resource busy".
+     */
+    @Test
+    void aBindMountedFileIsWrittenInPlace(@TempDir Path dir) throws Exception {
+        Path target = Files.writeString(dir.resolve("trace.json"), "old");
+        Path source = Files.writeString(dir.resolve("mounted"), "old");
+        assumeTrue(sh("mount --bind '" + source + "' '" + target + "'") == 0, "cannot bind-mount here (not root?)");
+        try {
+            String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", target.toString());
+            assertEquals("0", r[0], r[2]);
+            assertTrue(Files.readString(source).startsWith("{\"displayTimeUnit\""), "the mounted file has the trace");
+        } finally {
+            sh("umount '" + target + "'");
+        }
+    }
+
+    /**
+     * A writable file in a folder that takes no new file because it is immutable (chattr +i: EPERM, not EACCES,
+     * and for root too): written in place, as for a read-only folder. Today only AccessDeniedException falls back,
+     * and the run fails after it: "cannot write the trace to ...: Operation not permitted".
+     */
+    @Test
+    void aWritableFileInAnImmutableFolderIsWrittenInPlace(@TempDir Path dir) throws Exception {
+        Path folder = Files.createDirectory(dir.resolve("immutable"));
+        Path target = Files.writeString(folder.resolve("t.json"), "old");
+        assumeTrue(sh("chattr +i '" + folder + "'") == 0, "cannot make a folder immutable here");
+        try {
+            String[] r = Cli.run("stream", "--synthetic", "1m", "--trace", target.toString());
+            assertEquals("0", r[0], r[2]);
+            assertTrue(Files.readString(target).startsWith("{\"displayTimeUnit\""));
+        } finally {
+            sh("chattr -i '" + folder + "'");
+        }
+    }
+
+    /**
+     * A replaced file keeps its extended attributes (and so its ACL, system.posix_acl_access): a move would change
+     * the file in this way too, so it is written in place or the attributes are copied. Today they are lost.
+     */
+    @Test
+    void aReplacedFileKeepsItsExtendedAttributes(@TempDir Path dir) throws Exception {
+        Path target = Files.writeString(dir.resolve("trace.json"), "old");
+        var view = Files.getFileAttributeView(target, java.nio.file.attribute.UserDefinedFileAttributeView.class);
+        assumeTrue(view != null, "no user attributes here");
+        try {
+            view.write("origin", java.nio.ByteBuffer.wrap("kept".getBytes()));
+        } catch (java.io.IOException e) {
+            assumeTrue(false, "this file system takes no user attributes: " + e);
+        }
+        OutputFile.write(target, file -> Files.writeString(file, "new"));
+        assertEquals("new", Files.readString(target));
+        var after = Files.getFileAttributeView(target, java.nio.file.attribute.UserDefinedFileAttributeView.class);
+        assertTrue(after.list().contains("origin"), "the attribute was lost: " + after.list());
+    }
+
+    /**
+     * --trace /dev/stdout with stdout appended to a log ({@code >> run.log}): the log's earlier lines stay. Today
+     * the trace is written by opening /dev/stdout with truncation, which empties the log file (and the summary
+     * printed before it), and the trace line printed after it lands inside the JSON, at the old offset.
+     */
+    @Test
+    void aTraceToDevStdoutAppendedToALogKeepsTheLog(@TempDir Path dir) throws Exception {
+        assumeTrue(Files.exists(Path.of("/dev/stdout")), "no /dev/stdout here");
+        Path log = Files.writeString(dir.resolve("run.log"), "an earlier line\n");
+        String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), Main.class.getName(),
+            "stream", "--synthetic", "1m", "--trace", "/dev/stdout")
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .redirectError(dir.resolve("err").toFile()).start();
+        assertTrue(p.waitFor(120, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, p.exitValue(), Files.readString(dir.resolve("err")));
+        String out = Files.readString(log);
+        assertTrue(out.startsWith("an earlier line\n"), "the log's earlier content is gone: "
+            + out.substring(0, Math.min(200, out.length())));
+    }
 }

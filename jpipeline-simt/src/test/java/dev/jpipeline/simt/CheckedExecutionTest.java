@@ -397,4 +397,108 @@ class CheckedExecutionTest {
         assertFalse(CheckedExecution.isChecking());
         assertFalse(Float.isNaN(out[0]) && Float.floatToRawIntBits(out[0]) == 0xFFA5A5A5);
     }
+
+    /** A helper that syncs, for the call-site tests below. */
+    private static void barrierHelper(KernelContext ctx) {
+        ctx.syncThreads();
+    }
+
+    private static final java.lang.invoke.MethodHandle BARRIER_HELPER;
+
+    static {
+        try {
+            BARRIER_HELPER = java.lang.invoke.MethodHandles.lookup().findStatic(CheckedExecutionTest.class,
+                "barrierHelper", java.lang.invoke.MethodType.methodType(void.class, KernelContext.class));
+        } catch (ReflectiveOperationException e) {
+            throw new ExceptionInInitializerError(e);
+        }
+    }
+
+    /**
+     * The helper reached through a MethodHandle from two places under a divergent branch: two call sites, as
+     * through a plain call (divergentBarrierThroughAHelperIsFound). Found before 337e679; since callSite shows
+     * hidden frames, the MethodHandle's LambdaForm frames (java.lang.invoke, "runtime") end the walk at the helper,
+     * so both branches look like one site and the run is clean.
+     */
+    @Test
+    void syncThreadsThroughAMethodHandleFromTwoCallSitesIsADivergentBarrier() {
+        Finding f = found(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 0, ctx -> {
+                try {
+                    if (ctx.threadRank() % 2 == 0) {
+                        BARRIER_HELPER.invokeExact(ctx);
+                    } else {
+                        BARRIER_HELPER.invokeExact(ctx);
+                    }
+                } catch (Throwable t) {
+                    throw new IllegalStateException(t);
+                }
+            });
+            return 0;
+        }, FindingKind.DIVERGENT_BARRIER);
+        assertTrue(f.message().contains("CheckedExecutionTest"), f.message());
+    }
+
+    /**
+     * One syncing lambda run by a JDK method (Optional.ifPresent) from two places under a divergent branch: two call
+     * sites. The walk stops at the first java.* frame above the kernel's, so both look like the lambda alone.
+     */
+    @Test
+    void syncThreadsInALambdaRunByAJdkMethodFromTwoCallSitesIsADivergentBarrier() {
+        found(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 0, ctx -> {
+                java.util.function.Consumer<KernelContext> sync = c -> c.syncThreads();
+                if (ctx.threadRank() % 2 == 0) {
+                    java.util.Optional.of(ctx).ifPresent(sync);
+                } else {
+                    java.util.Optional.of(ctx).ifPresent(sync);
+                }
+            });
+            return 0;
+        }, FindingKind.DIVERGENT_BARRIER);
+    }
+
+    /**
+     * One __syncthreads in a finally block, which every thread reaches (half of them by an early return): one
+     * site in the source, reached by all threads, as a GPU's single barrier instruction would be. javac copies a
+     * finally block into each exit, so the two exits' copies have different bytecode indexes, and the check calls
+     * them two call sites (its message names the same line twice).
+     */
+    @Test
+    void aSyncThreadsInAFinallyBlockThatEveryThreadReachesIsNoFinding() {
+        float[] out = new float[N];
+        Exploration<Object> e = CheckedExecution.explore(30, 1, () -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 0, ctx -> {
+                int t = ctx.threadRank();
+                try {
+                    if (t % 2 == 0) {
+                        return;
+                    }
+                    out[t] = t;
+                } finally {
+                    ctx.syncThreads();
+                }
+            });
+            return 0;
+        });
+        assertNull(e.finding(), () -> e.finding().report());
+    }
+
+    /**
+     * Two __syncthreads on one line under a divergent branch: two sites, found; but the finding must tell them
+     * apart, and today it names "X.java:N" for both (the key has the bytecode index, the text only the line).
+     */
+    @Test
+    void twoSyncThreadsOnOneLineAreNamedApartInTheFinding() {
+        Finding f = found(() -> {
+            Kernel.launch(Dim3.of(1), Dim3.of(N), 0, ctx -> {
+                if (ctx.threadRank() % 2 == 0) ctx.syncThreads(); else ctx.syncThreads();    // one line
+            });
+            return 0;
+        }, FindingKind.DIVERGENT_BARRIER);
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile(
+            "reached __syncthreads at (.*), but .* waits in __syncthreads at (.*): a barrier").matcher(f.message());
+        assertTrue(m.find(), f.message());
+        assertFalse(m.group(1).equals(m.group(2)), "both sites read the same: " + f.message());
+    }
 }
