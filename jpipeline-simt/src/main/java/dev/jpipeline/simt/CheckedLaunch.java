@@ -646,10 +646,11 @@ final class CheckedLaunch implements Interleaver, CopyService {
             boolean inKernel = false;
             for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
                 String name = f.getClassName();
-                if (CALLERS.contains(name) || inKernel && isRuntime(name)) {
+                Frame kind = frame(name, inKernel);
+                if (kind == Frame.END) {
                     break;                      // the kernel's frames end where the runtime called its body
                 }
-                if (isRuntime(name) || name.contains("$$Lambda")) {
+                if (kind == Frame.SKIP) {
                     continue;
                 }
                 inKernel = true;
@@ -704,10 +705,11 @@ final class CheckedLaunch implements Interleaver, CopyService {
             boolean inKernel = false;
             for (StackWalker.StackFrame f : (Iterable<StackWalker.StackFrame>) frames::iterator) {
                 String name = f.getClassName();
-                if (CALLERS.contains(name) || inKernel && isRuntime(name)) {
+                Frame kind = frame(name, inKernel);
+                if (kind == Frame.END) {
                     break;                      // the runtime called the kernel's body here
                 }
-                if (isRuntime(name) || name.contains("$$Lambda")) {
+                if (kind == Frame.SKIP) {
                     continue;
                 }
                 inKernel = true;
@@ -717,6 +719,29 @@ final class CheckedLaunch implements Interleaver, CopyService {
             }
             return shown.isEmpty() ? "?" : shown.toString();
         });
+    }
+
+    /** What a stack frame is to a site: the kernel's, one to pass over, or where the runtime called the kernel. */
+    private enum Frame { KERNEL, SKIP, END }
+
+    /**
+     * A frame of class {@code name}, walking out from the innermost: the runtime's callers of a kernel's body end
+     * the walk, as the rest of the runtime does once kernel frames were seen (a runtime call inside the kernel comes
+     * before them); the JDK's frames are passed over wherever they are, so that a kernel's helper reached through a
+     * MethodHandle (its LambdaForm frames) or a JDK method (Optional.ifPresent) keeps the kernel frames around it.
+     */
+    private static Frame frame(String name, boolean inKernel) {
+        if (CALLERS.contains(name)) {
+            return Frame.END;
+        }
+        if (name.startsWith("java.") || name.startsWith("jdk.") || name.startsWith("sun.")
+            || name.contains("$$Lambda")) {
+            return Frame.SKIP;
+        }
+        if (isRuntime(name)) {
+            return inKernel ? Frame.END : Frame.SKIP;
+        }
+        return Frame.KERNEL;
     }
 
     /** A kernel frame's name: Class.method, or for a compiled kernel's step the kernel's class and method. */

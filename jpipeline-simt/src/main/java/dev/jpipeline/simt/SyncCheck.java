@@ -72,7 +72,11 @@ final class SyncCheck {
                 + "hangs or misbehaves)");
         }
         if (sitesMatter && arrived > 0 && !site.equals(firstSite)) {
-            throw checked.violation(FindingKind.DIVERGENT_BARRIER, kt + " reached " + what + " at " + site
+            String here = site.toString();
+            if (here.equals(firstSite.toString())) {
+                here += " (another barrier call on that line)";    // two calls on one line: told apart by bytecode
+            }
+            throw checked.violation(FindingKind.DIVERGENT_BARRIER, kt + " reached " + what + " at " + here
                 + ", but " + others(kt) + " in " + what + " at " + firstSite + ": a barrier in divergent "
                 + "code (a GPU hangs or misbehaves)");
         }
