@@ -74,18 +74,21 @@ final class DemoCommand implements Callable<Integer> {
             long expected = DemoJob.direct(data);
             boolean verified = outcome.checksum() == expected;
             double seconds = outcome.nanos() / 1e9;
-            out.printf("jpipeline demo: %d producer threads copy chunks into %d stage buffers while %d consumer "
+            out.printf(Locale.ROOT,
+                "jpipeline demo: %d producer threads copy chunks into %d stage buffers while %d consumer "
                 + "threads checksum them%n", DemoJob.PRODUCERS, DemoJob.STAGES, DemoJob.CONSUMERS);
-            out.printf("  a partitioned pipeline, %s%n", processes
+            out.printf(Locale.ROOT, "  a partitioned pipeline, %s%n", processes
                 ? "system scope (cuda::thread_scope_system): producers and consumers in two JVMs, one memory file"
                 : "block scope (cuda::thread_scope_block): each thread produces or consumes, all in this JVM");
             if (children != null) {
-                out.printf("  processes %s (2 child JVMs)%n", children);
+                out.printf(Locale.ROOT, "  processes %s (2 child JVMs)%n", children);
             }
-            out.printf("  streamed %s as %d chunks of %s, each an asynchronous copy (memcpyAsync) into a free stage "
+            out.printf(Locale.ROOT,
+                "  streamed %s as %d chunks of %s, each an asynchronous copy (memcpyAsync) into a free stage "
                 + "buffer%n", ByteSize.format(total), batches,
                 ByteSize.format(chunk));
-            out.printf("  checksum 0x%016x, and 0x%016x from one plain loop over the data: %s%n", outcome.checksum(),
+            out.printf(Locale.ROOT,
+                "  checksum 0x%016x, and 0x%016x from one plain loop over the data: %s%n", outcome.checksum(),
                 expected,
                 verified ? "verified" : "MISMATCH");
             out.printf(Locale.ROOT, "  %.3f s, %.1f MiB/s, %.0f chunks/s%n", seconds, total / seconds / (1 << 20),

@@ -14,6 +14,7 @@ import dev.jpipeline.simt.Schedule;
 import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -160,7 +161,8 @@ final class ExamplesCommand implements Callable<Integer> {
             }
             out.flush();
         }
-        out.printf("%d of %d examples verified; %d of them ran compiled, %d on strands (docs/simt.md, \"Compiled "
+        out.printf(Locale.ROOT,
+            "%d of %d examples verified; %d of them ran compiled, %d on strands (docs/simt.md, \"Compiled "
             + "kernels\")%n", examples.size() - failed, examples.size(), compiled, examples.size() - compiled);
         return failed == 0 ? 0 : 1;
     }
@@ -168,7 +170,8 @@ final class ExamplesCommand implements Callable<Integer> {
     /** Each documentation example's small instance under the schedules: clean, with identical results? */
     private int explore(PrintWriter out, List<Example> examples) {
         long first = seed == null ? 1 : seed;
-        out.printf("checked execution of each example's small instance under %d schedule%s (seeds from %d)%n",
+        out.printf(Locale.ROOT,
+            "checked execution of each example's small instance under %d schedule%s (seeds from %d)%n",
             schedules, schedules == 1 ? "" : "s", first);
         TextTable table = TextTable.of(
             TextTable.text("example", examples.stream().map(Example::name).toList()),
@@ -190,7 +193,7 @@ final class ExamplesCommand implements Callable<Integer> {
             Finding finding = exploration.finding();
             out.println(table.row(example.name(), small.threads(), exploration.schedulesRun(),
                 exploration.identical() ? "yes" : "NO", finding == null ? "none" : finding.kind(),
-                milliseconds(ms), String.format("%.2f ms", ms / exploration.schedulesRun())));
+                milliseconds(ms), String.format(Locale.ROOT, "%.2f ms", ms / exploration.schedulesRun())));
             if (finding == null ? small.checkedFinding() == null : finding.kind() == small.checkedFinding()) {
                 clean++;
             }
@@ -203,7 +206,8 @@ final class ExamplesCommand implements Callable<Integer> {
             }
             out.flush();
         }
-        out.printf("%d of %d examples as expected under %d schedule%s each (clean, or reporting what a GPU does "
+        out.printf(Locale.ROOT,
+            "%d of %d examples as expected under %d schedule%s each (clean, or reporting what a GPU does "
             + "differently)%n", clean, examples.size(), schedules, schedules == 1 ? "" : "s");
         return clean == examples.size() ? 0 : 1;
     }
@@ -211,7 +215,8 @@ final class ExamplesCommand implements Callable<Integer> {
     /** Each faulty variant under the schedules: found, with the kind of finding it should show? */
     private int exploreFaulty(PrintWriter out, List<FaultyExample> variants) {
         long first = seed == null ? 1 : seed;
-        out.printf("checked execution of each faulty variant under up to %d schedule%s (seeds from %d)%n", schedules,
+        out.printf(Locale.ROOT,
+            "checked execution of each faulty variant under up to %d schedule%s (seeds from %d)%n", schedules,
             schedules == 1 ? "" : "s", first);
         TextTable table = TextTable.of(
             TextTable.text("faulty variant", variants.stream().map(FaultyExample::name).toList()),
@@ -237,7 +242,7 @@ final class ExamplesCommand implements Callable<Integer> {
             }
             out.flush();
         }
-        out.printf("%d of %d faulty variants found as expected%s%n", asExpected, variants.size(),
+        out.printf(Locale.ROOT, "%d of %d faulty variants found as expected%s%n", asExpected, variants.size(),
             asExpected == variants.size() ? "" : ": the others are a problem of the variant or of the checker");
         return asExpected == variants.size() ? 0 : 1;
     }
@@ -250,7 +255,8 @@ final class ExamplesCommand implements Callable<Integer> {
             out.println(outcome.finding().report());
             return 1;
         }
-        out.printf("no finding under schedule %s: %s returned %s%n", replay, LaunchCommand.quote(example.name()),
+        out.printf(Locale.ROOT,
+            "no finding under schedule %s: %s returned %s%n", replay, LaunchCommand.quote(example.name()),
             outcome.result());
         return 0;
     }
@@ -280,7 +286,8 @@ final class ExamplesCommand implements Callable<Integer> {
     }
 
     private static String milliseconds(double ms) {
-        return ms < 10_000 ? String.format("%.0f ms", ms) : String.format("%.1f s", ms / 1000);
+        return ms < 10_000 ? String.format(Locale.ROOT, "%.0f ms", ms)
+            : String.format(Locale.ROOT, "%.1f s", ms / 1000);
     }
 
     private ParameterException usage(String message) {
