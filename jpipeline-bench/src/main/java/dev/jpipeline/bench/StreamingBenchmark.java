@@ -251,20 +251,27 @@ public class StreamingBenchmark {
     }
 
     /**
-     * jpipeline, partitioned: a producer thread acquires stages and issues the copies (on the copy engine or on
-     * itself, as the copy policy says); this thread is the consumer and computes.
+     * Where the partitioned producer's copies run ({@link CopyPolicy} by name), and how its threads wait (a
+     * built-in {@link dev.jpipeline.WaitStrategy} by name; ADAPTIVE, the default, unless asked).
      */
-    /** Where the partitioned producer's copies run: {@link CopyPolicy} by name. */
     @State(Scope.Benchmark)
     public static class Policy {
         @Param({"AUTO", "ON_ISSUING_THREAD", "ON_COPY_ENGINE"})
         String copyPolicy;
+
+        @Param({"ADAPTIVE"})
+        String strategy;
     }
 
+    /**
+     * jpipeline, partitioned: a producer thread acquires stages and issues the copies (on the copy engine or on
+     * itself, as the copy policy says); this thread is the consumer and computes.
+     */
     @Benchmark
     public long jpipelinePartitioned(Source source, Stages stages, Policy policy) {
         PipelineSharedState state = PipelineSharedState.builder(ThreadScope.BLOCK, stages.depth)
-            .copyPolicy(CopyPolicy.valueOf(policy.copyPolicy)).build();
+            .copyPolicy(CopyPolicy.valueOf(policy.copyPolicy)).waitStrategy(HandoffBenchmark.named(policy.strategy))
+            .build();
         ThreadTeam team = ThreadTeam.ofPlatform(2);
         AtomicReference<Throwable> producerFailure = new AtomicReference<>();
         Thread producer = Thread.ofPlatform().start(() -> {
