@@ -33,17 +33,20 @@ public interface WaitStrategy {
     /** Spins briefly (128 times), then calls {@link Thread#yield()} until the condition is met. */
     WaitStrategy YIELDING = new BuiltInWaitStrategy("YIELDING", 1 << 7, BuiltInWaitStrategy.FOREVER);
     /**
-     * Spins for a few microseconds (512 times), yields 64 times, then parks until the arrival that meets the
-     * condition wakes it. The spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per
-     * park on a 2-core machine).
+     * Spins for a few microseconds (512 times), then parks until the arrival that meets the condition wakes it. The
+     * spin phase keeps small rings from collapsing to timer-slack parking (50-60 us per park on a 2-core machine).
+     * It does not yield: on a machine busy with other work, every yield hands the core to that work, and a 1P/1C
+     * pipeline that also yielded 64 times before parking ran at 0.18-0.21 of a plain loop's speed beside two busy
+     * loops, against 0.95-0.96 without the yields (docs/performance.md, section 26).
      */
-    WaitStrategy ADAPTIVE = new BuiltInWaitStrategy("ADAPTIVE", 1 << 9, 1 << 6);
+    WaitStrategy ADAPTIVE = new BuiltInWaitStrategy("ADAPTIVE", 1 << 9, 0);
     /** Parks at once until the arrival that meets the condition wakes it. */
     WaitStrategy BLOCKING = new BuiltInWaitStrategy("BLOCKING", 0, 0);
 
     /**
      * A strategy that spins {@code spins} times ({@link Thread#onSpinWait()}), then yields {@code yields} times,
-     * then parks; {@link Integer#MAX_VALUE} yields never park.
+     * then parks; {@link Integer#MAX_VALUE} yields never park. A strategy that parks stops yielding at the first
+     * yield that ran another thread for more than 50 us, and parks.
      *
      * @param spins  spins before the first yield, 0 or more
      * @param yields yields before parking, 0 or more ({@link Integer#MAX_VALUE}: never park)

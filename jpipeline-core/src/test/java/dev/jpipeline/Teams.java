@@ -49,7 +49,7 @@ public final class Teams {
      * call of a method named {@code in} ({@code "consumerWait"}, {@code "producerAcquire"}, ...), so that a test
      * acts only once the thread has got there first.
      *
-     * <p>With the default {@code ADAPTIVE} strategy a platform thread spins and yields for some tens of
+     * <p>With the default {@code ADAPTIVE} strategy a platform thread spins for some
      * microseconds before it parks; a virtual thread parks at once. A thread that is woken is reported as waiting
      * until it runs again, so a thread must have run past its earlier waits before it is observed in a later one:
      * the method name (and, where the same method is waited in twice, a flag or latch set in between) tells the

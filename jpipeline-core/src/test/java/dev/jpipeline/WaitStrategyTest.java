@@ -184,4 +184,46 @@ class WaitStrategyTest {
                 + " ms: the deadline is only looked at every 256 idle calls");
         });
     }
+
+    /**
+     * ADAPTIVE spins, then parks, without a yield phase: beside busy loops each yield handed the core to them, and
+     * a 1P/1C pipeline ran at a fifth of a plain loop's speed (docs/performance.md, section 26).
+     */
+    @Test
+    void adaptiveSpinsThenParksWithoutYielding() {
+        assertTrue(WaitStrategy.ADAPTIVE.idle(0));
+        assertTrue(WaitStrategy.ADAPTIVE.idle(511), "512 spins");
+        assertFalse(WaitStrategy.ADAPTIVE.idle(512), "then it parks: no yields");
+    }
+
+    /**
+     * A strategy that yields and then parks stops yielding at a yield that ran another thread (longer than 50 us),
+     * and parks: with four busy threads per processor, some yield of a thousand runs one of them for a time slice.
+     */
+    @Test
+    void aYieldThatRanAnotherThreadEndsTheYieldsOfAStrategyThatParks() throws InterruptedException {
+        WaitStrategy yieldMuch = WaitStrategy.spinYieldPark(0, 1000);
+        int busy = 4 * Runtime.getRuntime().availableProcessors();
+        java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch running = new CountDownLatch(busy);
+        List<Thread> loops = new java.util.ArrayList<>();
+        for (int i = 0; i < busy; i++) {
+            loops.add(Thread.ofPlatform().daemon().start(() -> {
+                running.countDown();
+                long x = 0;
+                while (!stop.get()) x += System.nanoTime() & 1;     // a busy loop, as another program's would be
+                if (x == 42) System.out.print("");
+            }));
+        }
+        try {
+            assertTrue(running.await(30, java.util.concurrent.TimeUnit.SECONDS), "the busy loops did not start");
+            int attempt = 0;
+            while (attempt < 1000 && yieldMuch.idle(attempt)) attempt++;
+            assertTrue(attempt < 1000, "1000 yields beside " + busy + " busy threads, none slow enough to park");
+        } finally {
+            stop.set(true);
+            for (Thread t : loops) t.join(10_000);
+        }
+        assertTrue(WaitStrategy.spinYieldPark(0, Integer.MAX_VALUE).idle(5), "one that never parks keeps yielding");
+    }
 }
