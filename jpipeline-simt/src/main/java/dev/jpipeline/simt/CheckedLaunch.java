@@ -322,11 +322,7 @@ final class CheckedLaunch implements Interleaver, CopyService {
     /** A wait that ended only because a departed owner's arrivals were dropped fails its thread: HANGS_ON_GPU. */
     @Override
     public void needs(Object ring, boolean commits, int stage, long batch, String op) {
-        KernelThread kt = current();
-        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt, false);
-        if (hang != null && !launch.aborted()) {
-            throw violation(FindingKind.HANGS_ON_GPU, hang);
-        }
+        failIfHangsOnGpu(ring, commits, stage, batch, op, false);
     }
 
     /**
@@ -335,8 +331,12 @@ final class CheckedLaunch implements Interleaver, CopyService {
      */
     @Override
     public void abandoned(Object ring, boolean commits, int stage, long batch, String op) {
-        KernelThread kt = current();
-        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, kt, true);
+        failIfHangsOnGpu(ring, commits, stage, batch, op, true);
+    }
+
+    /** Throws the current thread's HANGS_ON_GPU finding when the departures' dropped arrivals decide its wait. */
+    private void failIfHangsOnGpu(Object ring, boolean commits, int stage, long batch, String op, boolean abandoned) {
+        String hang = dropped.hangOnGpu(ring, commits, stage, batch, op, current(), abandoned);
         if (hang != null && !launch.aborted()) {
             throw violation(FindingKind.HANGS_ON_GPU, hang);
         }
